@@ -1,0 +1,202 @@
+/*
+ * flcc.h - FLCC, Fast Local Correlation Coefficients.
+ *
+ * Convolution and local correlation coefficients (zero-mean normalised cross-correlation at
+ * every template placement) of 2D and 3D float images, on CPUs and NVIDIA GPUs, with a
+ * plan/execute interface in the spirit of FFTW: plan once for a problem shape, execute per frame.
+ *
+ * This is the only public header (plus flcc13.h, the FLCC 1.3 compatibility names). It is C99
+ * and C++ clean. No function of the library throws, aborts or prints: every failure is a
+ * flcc_result code, and flcc_result_string() names it.
+ *
+ * Memory layout: an image of size {h, w, d} is row-major with d fastest, then w, then h
+ * (2D images ignore d). A stream of `count` images of one shape is stored back to back, and
+ * so are the outputs.
+ *
+ * Thread safety: planning, destroying and executing may be called from several threads. One
+ * plan executes one call at a time (concurrent calls on the same plan are serialised); distinct
+ * plans execute concurrently.
+ */
+#ifndef FLCC_H
+#define FLCC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(FLCC_SHARED_BUILD)
+#define FLCC_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define FLCC_API __attribute__((visibility("default")))
+#else
+#define FLCC_API
+#endif
+
+/** @name Version
+ *  FLCC_VERSION = MAJOR*10000 + MINOR*100 + PATCH; flcc_version() returns the library's value,
+ *  so a program can detect a header/library mismatch. */
+/**@{*/
+#define FLCC_VERSION_MAJOR 2
+#define FLCC_VERSION_MINOR 0
+#define FLCC_VERSION_PATCH 0
+#define FLCC_VERSION (FLCC_VERSION_MAJOR * 10000 + FLCC_VERSION_MINOR * 100 + FLCC_VERSION_PATCH)
+#define FLCC_VERSION_STRING "2.0.0"
+/**@}*/
+
+/** Extent of an image or template: h rows, w columns, d slices (d is ignored in 2D). */
+typedef struct {
+    int h, w, d;
+} flcc_size;
+
+/** SINGLE: frames come one at a time, possibly with a new template each time (the planner
+ *  times template preparation plus one frame). STREAM: many frames share one template (the
+ *  planner times the per-frame steady state; GPU plans overlap transfers with compute). */
+typedef enum { FLCC_SINGLE = 0, FLCC_STREAM = 1 } flcc_type;
+
+/** Where the work runs. ANY picks the fastest usable platform. */
+typedef enum { FLCC_HOST = 0, FLCC_DEVICE = 1, FLCC_ANY = 2 } flcc_platform;
+
+/** The operation. */
+typedef enum { FLCC_CONV = 0, FLCC_LCORR = 1 } flcc_op;
+
+/** Output region, per axis: FULL = S+T-1 (default), SAME = S (the centre of full, starting at
+ *  full index floor((T-1)/2), as scipy's "same"), VALID = S-T+1 (needs T <= S). */
+typedef enum { FLCC_FULL = 0, FLCC_SAME = 1, FLCC_VALID = 2 } flcc_region;
+
+/** Planner rigour. MEASURE times every applicable solver; ESTIMATE picks by a cost model;
+ *  WISDOM_ONLY plans only from recorded wisdom (FLCC_WISDOM_MISS otherwise). */
+typedef enum { FLCC_MEASURE = 0, FLCC_ESTIMATE = 1, FLCC_WISDOM_ONLY = 2 } flcc_rigor;
+
+/** Result codes. The first nine are FLCC 1.3's, in its order. */
+typedef enum {
+    FLCC_SUCCESS = 0,
+    FLCC_INVALID_PLAN = 1,         /**< NULL, destroyed or unknown plan handle */
+    FLCC_INVALID_DIMENSION = 2,    /**< dim is not 2 or 3 */
+    FLCC_INVALID_SIZE = 3,         /**< a size <= 0, an element count that overflows, or
+                                        VALID region with the template larger than the image */
+    FLCC_INVALID_TYPE = 4,         /**< flcc_type out of range */
+    FLCC_INVALID_PLATFORM = 5,     /**< flcc_platform out of range */
+    FLCC_INVALID_VALUE = 6,        /**< another argument out of range (count < 1, region,
+                                        rigor, op, threads < 0, device) */
+    FLCC_ALLOC_FAILED = 7,         /**< host or device memory could not be allocated */
+    FLCC_EXEC_FAILED = 8,          /**< execution failed for a reason not listed below */
+    /* codes added after FLCC 1.3 */
+    FLCC_NULL_POINTER = 9,         /**< a required pointer argument is NULL */
+    FLCC_NONFINITE_INPUT = 10,     /**< image or template holds NaN or Inf (output undefined) */
+    FLCC_UNKNOWN_METHOD = 11,      /**< options.method names no solver of this build */
+    FLCC_METHOD_NOT_APPLICABLE = 12, /**< the named solver cannot solve this problem */
+    FLCC_OPERATION_MISMATCH = 13,  /**< conv exec on an LCC plan or the reverse */
+    FLCC_NO_DEVICE = 14,           /**< DEVICE platform asked for, but no usable GPU */
+    FLCC_DEVICE_ERROR = 15,        /**< a CUDA call failed */
+    FLCC_WISDOM_MISS = 16,         /**< WISDOM_ONLY and no wisdom for this problem */
+    FLCC_INVALID_WISDOM = 17,      /**< wisdom text is corrupt or from another configuration */
+    FLCC_IO_ERROR = 18,            /**< a wisdom file could not be read or written */
+    FLCC_INTERNAL_ERROR = 19       /**< a bug: please report it */
+} flcc_result;
+
+/** Opaque plan handle. */
+typedef struct flcc_plan_s *flcc_plan;
+
+/** Planner options. Fill with flcc_options_init() before setting fields: new fields are only
+ *  ever appended, and flcc_options_init() gives each its default. */
+typedef struct {
+    flcc_type type;         /**< default FLCC_SINGLE */
+    flcc_platform platform; /**< default FLCC_ANY */
+    flcc_region region;     /**< default FLCC_FULL */
+    flcc_rigor rigor;       /**< default FLCC_MEASURE */
+    int threads;            /**< CPU threads, 0 = all hardware threads (default) */
+    const char *method;     /**< NULL = the planner decides; else force a solver by name
+                                 (see flcc_solver_name) */
+    int device;             /**< CUDA device ordinal, -1 = current (default) */
+    int check_finite;       /**< 1 (default): report NaN/Inf input as FLCC_NONFINITE_INPUT;
+                                 0: skip the check (non-finite input then gives undefined
+                                 output, never a crash) */
+} flcc_options;
+
+/** Sets every field of *opts to its default. NULL is ignored. */
+FLCC_API void flcc_options_init(flcc_options *opts);
+
+/**
+ * Creates a plan for `op` on `dim`-dimensional (2 or 3) images of size `image` and templates of
+ * size `templ`. `opts` may be NULL for the defaults. On success *plan holds the new plan; on
+ * failure *plan is set to NULL (when plan itself is not NULL). Invalid arguments are reported
+ * before any memory is allocated. Planning with FLCC_MEASURE times candidate solvers on
+ * planner-owned data, never on user buffers.
+ */
+FLCC_API flcc_result flcc_plan_create(flcc_plan *plan, flcc_op op, int dim, flcc_size image,
+                                      flcc_size templ, const flcc_options *opts);
+
+/** FLCC 1.3 style planners: FULL region, MEASURE, all threads. */
+FLCC_API flcc_result flcc_conv_plan(flcc_plan *plan, int dim, flcc_size image, flcc_size templ,
+                                    flcc_type type, flcc_platform platform);
+FLCC_API flcc_result flcc_lcorr_plan(flcc_plan *plan, int dim, flcc_size image, flcc_size templ,
+                                     flcc_type type, flcc_platform platform);
+
+/**
+ * Executes a convolution plan on `count` (>= 1) images stored back to back in `image`, with one
+ * template, writing `count` outputs back to back in `out` (see flcc_plan_output_size).
+ * out[i] = sum_k image[k] * templ[i - k] over the zero-padded image (scipy.signal.convolve).
+ *
+ * The plan keeps the prepared template (normalised template, spectra): when `templ` holds the
+ * same values as in the previous call, no template work is done. The template is compared by
+ * value (a byte comparison against the plan's copy), so a buffer reused with new contents is
+ * always noticed.
+ */
+FLCC_API flcc_result flcc_conv_exec(flcc_plan plan, const float *image, const float *templ,
+                                    float *out, int count);
+
+/**
+ * Executes a local-correlation plan: out = Pearson correlation coefficient between the template
+ * and the image panel under it, at every placement of the region (the image zero-padded by T-1
+ * on every side in FULL, the padded zeros being data). Conventions: a panel of zero variance
+ * gives exactly 0; a constant template gives an all-zero output; |r| <= 1; no NaN or Inf for
+ * finite input. Template caching as for flcc_conv_exec.
+ */
+FLCC_API flcc_result flcc_lcorr_exec(flcc_plan plan, const float *image, const float *templ,
+                                     float *out, int count);
+
+/** Destroys a plan. NULL is a no-op returning FLCC_SUCCESS; a destroyed or unknown handle
+ *  returns FLCC_INVALID_PLAN. */
+FLCC_API flcc_result flcc_destroy(flcc_plan plan);
+
+/** The chosen solver's stable name (e.g. "host.direct2.k16"), or NULL for an invalid plan. */
+FLCC_API const char *flcc_plan_method(flcc_plan plan);
+
+/** The output extent of one frame (2D plans report d = 1). */
+FLCC_API flcc_result flcc_plan_output_size(flcc_plan plan, flcc_size *out);
+
+/** Number of candidates the planner considered for this plan (MEASURE: all applicable
+ *  solvers it timed; ESTIMATE: all it costed; forced or wisdom: 1). */
+FLCC_API int flcc_plan_candidate_count(flcc_plan plan);
+
+/** The i-th candidate's solver name and its measured (MEASURE) or estimated (ESTIMATE) time per
+ *  frame in seconds. A candidate skipped by the planner's time budget reports a negative time. */
+FLCC_API flcc_result flcc_plan_candidate(flcc_plan plan, int index, const char **name,
+                                         double *seconds);
+
+/** Allocates `bytes` aligned to 64 bytes (page-locked when this build has CUDA and a device is
+ *  usable, which speeds up transfers). Returns NULL on failure or for 0 bytes. */
+FLCC_API void *flcc_malloc(size_t bytes);
+
+/** Frees memory from flcc_malloc (or from flcc_wisdom_export). NULL is a no-op. */
+FLCC_API void flcc_free(void *p);
+
+/** A short English description of a result code ("unknown result code" outside the enum). */
+FLCC_API const char *flcc_result_string(flcc_result r);
+
+/** The library's FLCC_VERSION. */
+FLCC_API int flcc_version(void);
+
+/** Number of solvers compiled into this build. */
+FLCC_API int flcc_solver_count(void);
+
+/** The stable name of solver `index`, NULL outside [0, flcc_solver_count()). */
+FLCC_API const char *flcc_solver_name(int index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FLCC_H */

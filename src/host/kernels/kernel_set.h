@@ -1,0 +1,80 @@
+// The host kernels of one instruction set, as a table of plain functions. Each ISA translation
+// unit (kernels_baseline.cpp, kernels_avx2.cpp, kernels_avx512.cpp) compiles the same kernel
+// sources with its own flags and fills one table; select_kernel_set() picks the best the CPU
+// runs, at run time, so the library is correct without -march=native.
+#pragma once
+
+#include <cstdint>
+
+namespace flcc::host {
+
+// Valid correlation of one 2D plane block:
+//   out[y*os + x] (+)= sum_{i<th, j<tw} in[(y+i)*is + x + j] * taps[i*tw + j]
+// for y < rows, x < cols. rows must be a multiple of KernelSet::row_multiple and cols of
+// KernelSet::block_cols; the input must hold rows+th-1 rows of cols+tw-1 readable floats.
+// Specialised kernels ignore th/tw (they are compiled in).
+using CorrelateFn = void (*)(const float* in, int64_t is, const float* taps, int th, int tw,
+                             float* out, int64_t os, int64_t rows, int64_t cols, bool accumulate);
+
+// Statistics of the real (non-padding) image values gathered into a tile.
+struct TileStats {
+    double sum = 0;          // NaN or Inf when any value is not finite
+    float vmin = 0, vmax = 0;
+    bool integral = true;    // every value an integer of magnitude < 2^31
+    int64_t count = 0;
+};
+
+// One output plane of an LCC tile: window sums of the centred input, and the finalisation
+// r = N / sqrt(D) with the zero-variance guard and the clamp. The result overwrites num.
+struct LccPlaneArgs {
+    const float* x = nullptr;     // centred input tile, first plane of this output plane
+    int64_t x_row = 0, x_plane = 0;
+    const double* z1 = nullptr;   // 3D: sums over t0 planes of x and x^2 (in_rows x z_row)
+    const double* z2 = nullptr;
+    int64_t z_row = 0;
+    float* num = nullptr;         // numerator with the normalised template; becomes r
+    int64_t num_row = 0;
+    int64_t rows = 0, cols = 0;   // real outputs of this plane
+    int64_t t1 = 0, t2 = 0;
+    double n = 0;                 // template elements
+    double tau_abs = 0;           // guard on n*S2 - S1^2; negative selects exact mode (D <= 0)
+    double* v1 = nullptr;         // scratch: >= cols + t2 + 2*kDoubles doubles each
+    double* v2 = nullptr;
+    double* q1 = nullptr;
+    double* q2 = nullptr;
+};
+
+struct KernelSet {
+    const char* isa;
+    int block_cols;          // column multiple of every CorrelateFn
+    int row_multiple;        // row multiple of every CorrelateFn
+    int doubles_per_vector;
+    CorrelateFn square[33];  // square[n]: n x n template, n in [2, 32]; others null
+    CorrelateFn generic;     // any th x tw
+
+    // dst[0..n) = src[0..n), accumulating the statistics of the copied values into st.
+    void (*copy_stats)(float* dst, const float* src, int64_t n, TileStats& st);
+    // x[i] = (x[i] - c) * scale, computed in double and rounded to float.
+    void (*centre)(float* x, int64_t n, double c, double scale);
+    // z = sum over t0 consecutive planes of x (z1) and x^2 (z2), planes of rows x cols floats
+    // with strides x_row/x_plane; `advance` moves an existing z from plane p to plane p+1.
+    void (*plane_sums_init)(const float* x, int64_t x_row, int64_t x_plane, int64_t t0,
+                            int64_t rows, int64_t cols, double* z1, double* z2, int64_t z_row);
+    void (*plane_sums_advance)(const float* x, int64_t x_row, int64_t x_plane, int64_t t0,
+                               int64_t p, int64_t rows, int64_t cols, double* z1, double* z2,
+                               int64_t z_row);
+    void (*lcc_plane)(const LccPlaneArgs& a);
+};
+
+const KernelSet* kernel_set_baseline();
+const KernelSet* kernel_set_avx2();     // null when not compiled in
+const KernelSet* kernel_set_avx512();   // null when not compiled in
+
+// The best kernel set this CPU runs. The environment variable FLCC_HOST_ISA (baseline, avx2,
+// avx512) caps the choice, so tests can cover every code path on one machine.
+const KernelSet& select_kernel_set();
+
+// Every kernel set this CPU can run (for tests).
+int runnable_kernel_sets(const KernelSet* out[3]);
+
+}  // namespace flcc::host

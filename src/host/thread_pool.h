@@ -1,0 +1,44 @@
+// A persistent pool of worker threads, created once per executor and reused for every frame:
+// execute never creates threads. parallel_for hands out task indices through an atomic counter,
+// and the calling thread works too, so a pool of n threads starts n - 1 workers.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace flcc::host {
+
+class ThreadPool {
+public:
+    explicit ThreadPool(int threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+    // Calls fn(task, thread) for every task in [0, tasks), thread in [0, size()); returns when
+    // all have finished. fn must not throw. One parallel_for runs at a time per pool.
+    void parallel_for(int64_t tasks, const std::function<void(int64_t, int)>& fn);
+
+private:
+    void worker_loop(int thread);
+    void run_tasks(int thread);
+
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable wake_, done_;
+    const std::function<void(int64_t, int)>* job_ = nullptr;
+    int64_t tasks_ = 0;
+    std::atomic<int64_t> next_{0};
+    int busy_ = 0;              // workers still inside the current job
+    uint64_t generation_ = 0;   // bumped per job, so each worker joins each job once
+    bool stop_ = false;
+};
+
+}  // namespace flcc::host

@@ -1,0 +1,112 @@
+// The tile pipeline shared by the host solvers. The output of every frame is cut into tiles that
+// are processed independently (and in parallel): gather the tile's input box from the image,
+// zero-padded, while checking it is finite; for LCC centre it on its own mean (scaling by a power
+// of two when its magnitude is extreme); compute the numerator with the solver's method; for
+// LCC turn numerator and window sums into coefficients; store. Each tile restarts its sums, so
+// errors are bounded by the tile's own data, and nothing in it touches the whole image twice.
+#pragma once
+
+#include "host/kernels/kernel_set.h"
+#include "plan/problem.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace flcc::host {
+
+// 64-byte aligned, zero-initialised array.
+template <class T>
+class AlignedArray {
+public:
+    AlignedArray() = default;
+    explicit AlignedArray(int64_t n);
+    T* data() { return p_.get(); }
+    const T* data() const { return p_.get(); }
+    int64_t size() const { return n_; }
+
+private:
+    struct Free {
+        void operator()(T* p) const;
+    };
+    std::unique_ptr<T, Free> p_;
+    int64_t n_ = 0;
+};
+
+// A run of outputs along one axis. Boundary runs are outputs whose windows reach into the zero
+// padding (FULL and SAME regions): their tiles are not centred, because a window that is mostly
+// padding is well conditioned only when the padding stays exactly zero (its condition number
+// RMS/sigma is then at most sqrt(n / padded elements)). Interior tiles centre on their own mean.
+struct Segment {
+    int64_t start, length;
+    bool boundary;
+};
+
+// The layout of one tile's buffers: the centred input box and the numerator block.
+struct TileLayout {
+    Extent out{};      // largest real output extent of a tile (planes, rows, cols)
+    Extent padded{};   // out rounded up to the numerator kernel's row/column multiples
+    Extent in{};       // input box: padded + templ - 1 (planes: out + templ - 1)
+    int64_t in_row = 0, in_plane = 0;     // strides of the input box
+    int64_t num_row = 0, num_plane = 0;   // strides of the numerator block
+    std::vector<Segment> segments[3];   // tiles along each axis
+    int64_t tiles_per_frame() const
+    {
+        return int64_t(segments[0].size() * segments[1].size() * segments[2].size());
+    }
+};
+
+// Per-thread working memory of the pipeline.
+struct TileScratch {
+    AlignedArray<float> x, num;
+    AlignedArray<double> z1, z2, v1, v2, q1, q2;
+};
+
+// A tile as the numerator sees it: centred (LCC) or raw (convolution) input box and the
+// numerator block to fill, for `planes` output planes of `rows` x `cols` (padded) outputs.
+struct TileView {
+    const float* x;
+    int64_t x_row, x_plane;
+    float* num;
+    int64_t num_row, num_plane;
+    int64_t planes, rows, cols;        // padded extents to compute
+    int64_t real_rows, real_cols;      // real outputs (the rest is discarded)
+};
+
+// Computes the numerator of one tile (direct kernels, FFTs, ...); `thread` indexes the
+// solver's own per-thread state.
+class Numerator {
+public:
+    virtual ~Numerator() = default;
+    virtual void compute(const TileView& tile, int thread) = 0;
+};
+
+class TileRunner {
+public:
+    // `tile` is the largest real output tile; row/col multiples come from the kernel set.
+    TileRunner(const Problem& p, const KernelSet& ks, Extent tile);
+
+    const TileLayout& layout() const { return layout_; }
+    TileScratch make_scratch() const;
+    int64_t scratch_bytes() const;
+
+    // Processes tile `index` of one frame. Returns false when the input box holds a non-finite
+    // value (and the problem asks for the check); the output of that tile is then undefined.
+    bool run(const float* frame, float* out_frame, int64_t index, TileScratch& s,
+             Numerator& numerator, int thread) const;
+
+private:
+    struct Box {
+        Extent origin, real;   // output origin and real extent of the tile
+        bool boundary;         // some window of the tile reaches into the padding
+    };
+    Box box_of(int64_t index) const;
+    bool gather(const float* frame, const Box& b, float* x, TileStats& st, bool& has_pad) const;
+    double guard_factor(const Box& b) const;
+
+    Problem p_;
+    const KernelSet& ks_;
+    TileLayout layout_;
+};
+
+}  // namespace flcc::host

@@ -1,0 +1,271 @@
+// The C entry points. Each validates its arguments, then does its work inside a try block:
+// no exception, abort or print crosses the C boundary.
+#include "flcc.h"
+#include "plan/plan.h"
+#include "plan/planner.h"
+#include "plan/registry.h"
+#include "plan/template.h"
+
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+namespace flcc {
+
+namespace {
+
+std::mutex& live_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+std::unordered_map<const flcc_plan_s*, std::shared_ptr<flcc_plan_s>>& live_plans()
+{
+    static std::unordered_map<const flcc_plan_s*, std::shared_ptr<flcc_plan_s>> s;
+    return s;
+}
+
+}  // namespace
+
+void plan_register(std::shared_ptr<flcc_plan_s> plan)
+{
+    std::lock_guard<std::mutex> lock(live_mutex());
+    const flcc_plan_s* key = plan.get();
+    live_plans().emplace(key, std::move(plan));
+}
+
+std::shared_ptr<flcc_plan_s> plan_acquire(const flcc_plan_s* handle)
+{
+    if (handle == nullptr) return nullptr;
+    std::lock_guard<std::mutex> lock(live_mutex());
+    const auto it = live_plans().find(handle);
+    return it == live_plans().end() ? nullptr : it->second;
+}
+
+bool plan_release(const flcc_plan_s* handle)
+{
+    std::shared_ptr<flcc_plan_s> keep;   // destroyed outside the lock
+    std::lock_guard<std::mutex> lock(live_mutex());
+    const auto it = live_plans().find(handle);
+    if (it == live_plans().end()) return false;
+    keep = std::move(it->second);
+    live_plans().erase(it);
+    return true;
+}
+
+namespace {
+
+// Runs an exec call on a validated plan.
+flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ, float* out,
+                 int count)
+{
+    const std::shared_ptr<flcc_plan_s> plan = plan_acquire(handle);
+    if (plan == nullptr) return FLCC_INVALID_PLAN;
+    if (plan->problem.op != op) return FLCC_OPERATION_MISMATCH;
+    if (image == nullptr || templ == nullptr || out == nullptr) return FLCC_NULL_POINTER;
+    if (count < 1) return FLCC_INVALID_VALUE;
+    const Problem& p = plan->problem;
+    int64_t total;
+    if (__builtin_mul_overflow(p.image_elems(), int64_t(count), &total) ||
+        __builtin_mul_overflow(p.out_elems(), int64_t(count), &total) ||
+        __builtin_mul_overflow(total, int64_t(sizeof(float)), &total))
+        return FLCC_INVALID_SIZE;
+
+    std::lock_guard<std::mutex> lock(plan->exec_mutex);
+    const int64_t tn = p.templ_elems();
+    const size_t tbytes = size_t(tn) * sizeof(float);
+    if (!plan->template_ready || std::memcmp(plan->template_copy.data(), templ, tbytes) != 0) {
+        if (p.check_finite && !all_finite(templ, tn)) return FLCC_NONFINITE_INPUT;
+        plan->template_copy.assign(templ, templ + tn);
+        plan->template_ready = false;
+        const bool constant = p.op == Op::lcorr && template_is_constant(templ, tn);
+        const flcc_result r = plan->executor->set_template(templ, constant);
+        if (r != FLCC_SUCCESS) return r;
+        plan->template_ready = true;
+    }
+    return plan->executor->execute(image, out, count, MemorySpace::host);
+}
+
+template <class F>
+flcc_result guarded(F&& f)
+{
+    try {
+        return f();
+    } catch (const std::bad_alloc&) {
+        return FLCC_ALLOC_FAILED;
+    } catch (...) {
+        return FLCC_INTERNAL_ERROR;
+    }
+}
+
+}  // namespace
+
+}  // namespace flcc
+
+using namespace flcc;
+
+extern "C" {
+
+void flcc_options_init(flcc_options* o)
+{
+    if (o == nullptr) return;
+    o->type = FLCC_SINGLE;
+    o->platform = FLCC_ANY;
+    o->region = FLCC_FULL;
+    o->rigor = FLCC_MEASURE;
+    o->threads = 0;
+    o->method = nullptr;
+    o->device = -1;
+    o->check_finite = 1;
+}
+
+flcc_result flcc_plan_create(flcc_plan* plan, flcc_op op, int dim, flcc_size image,
+                             flcc_size templ, const flcc_options* opts)
+{
+    if (plan == nullptr) return FLCC_NULL_POINTER;
+    *plan = nullptr;
+    flcc_options o;
+    flcc_options_init(&o);
+    if (opts != nullptr) o = *opts;
+    Problem p;
+    const flcc_result bad = make_problem(p, op, dim, image, templ, o);
+    if (bad != FLCC_SUCCESS) return bad;
+    return guarded([&]() -> flcc_result {
+        auto made = std::make_shared<flcc_plan_s>();
+        made->problem = p;
+        const flcc_result r = plan_solver(*made, o);
+        if (r != FLCC_SUCCESS) return r;
+        *plan = made.get();
+        plan_register(std::move(made));
+        return FLCC_SUCCESS;
+    });
+}
+
+flcc_result flcc_conv_plan(flcc_plan* plan, int dim, flcc_size image, flcc_size templ,
+                           flcc_type type, flcc_platform platform)
+{
+    flcc_options o;
+    flcc_options_init(&o);
+    o.type = type;
+    o.platform = platform;
+    return flcc_plan_create(plan, FLCC_CONV, dim, image, templ, &o);
+}
+
+flcc_result flcc_lcorr_plan(flcc_plan* plan, int dim, flcc_size image, flcc_size templ,
+                            flcc_type type, flcc_platform platform)
+{
+    flcc_options o;
+    flcc_options_init(&o);
+    o.type = type;
+    o.platform = platform;
+    return flcc_plan_create(plan, FLCC_LCORR, dim, image, templ, &o);
+}
+
+flcc_result flcc_conv_exec(flcc_plan plan, const float* image, const float* templ, float* out,
+                           int count)
+{
+    return guarded([&] { return exec(plan, Op::conv, image, templ, out, count); });
+}
+
+flcc_result flcc_lcorr_exec(flcc_plan plan, const float* image, const float* templ, float* out,
+                            int count)
+{
+    return guarded([&] { return exec(plan, Op::lcorr, image, templ, out, count); });
+}
+
+flcc_result flcc_destroy(flcc_plan plan)
+{
+    if (plan == nullptr) return FLCC_SUCCESS;
+    // The plan is freed here, or when the last exec still running on it returns.
+    return guarded([&] { return plan_release(plan) ? FLCC_SUCCESS : FLCC_INVALID_PLAN; });
+}
+
+const char* flcc_plan_method(flcc_plan handle)
+{
+    const auto plan = plan_acquire(handle);
+    if (plan == nullptr) return nullptr;
+    return plan->solver->name();
+}
+
+flcc_result flcc_plan_output_size(flcc_plan handle, flcc_size* out)
+{
+    const auto plan = plan_acquire(handle);
+    if (plan == nullptr) return FLCC_INVALID_PLAN;
+    if (out == nullptr) return FLCC_NULL_POINTER;
+    const Problem& p = plan->problem;
+    if (p.dim == 2)
+        *out = {int(p.out[1]), int(p.out[2]), 1};
+    else
+        *out = {int(p.out[0]), int(p.out[1]), int(p.out[2])};
+    return FLCC_SUCCESS;
+}
+
+int flcc_plan_candidate_count(flcc_plan handle)
+{
+    const auto plan = plan_acquire(handle);
+    if (plan == nullptr) return 0;
+    return int(plan->candidates.size());
+}
+
+flcc_result flcc_plan_candidate(flcc_plan handle, int index, const char** name, double* seconds)
+{
+    const auto plan = plan_acquire(handle);
+    if (plan == nullptr) return FLCC_INVALID_PLAN;
+    if (name == nullptr || seconds == nullptr) return FLCC_NULL_POINTER;
+    if (index < 0 || index >= int(plan->candidates.size())) return FLCC_INVALID_VALUE;
+    *name = plan->candidates[size_t(index)].name.c_str();
+    *seconds = plan->candidates[size_t(index)].seconds;
+    return FLCC_SUCCESS;
+}
+
+const char* flcc_result_string(flcc_result r)
+{
+    switch (r) {
+    case FLCC_SUCCESS: return "success";
+    case FLCC_INVALID_PLAN: return "invalid plan (NULL, destroyed or unknown handle)";
+    case FLCC_INVALID_DIMENSION: return "invalid dimension (must be 2 or 3)";
+    case FLCC_INVALID_SIZE: return "invalid size (non-positive, overflowing, or template larger than image for the valid region)";
+    case FLCC_INVALID_TYPE: return "invalid plan type";
+    case FLCC_INVALID_PLATFORM: return "invalid platform";
+    case FLCC_INVALID_VALUE: return "invalid argument value";
+    case FLCC_ALLOC_FAILED: return "memory allocation failed";
+    case FLCC_EXEC_FAILED: return "execution failed";
+    case FLCC_NULL_POINTER: return "a required pointer argument is NULL";
+    case FLCC_NONFINITE_INPUT: return "image or template holds NaN or Inf";
+    case FLCC_UNKNOWN_METHOD: return "unknown method name";
+    case FLCC_METHOD_NOT_APPLICABLE: return "the forced method cannot solve this problem";
+    case FLCC_OPERATION_MISMATCH: return "plan was made for the other operation";
+    case FLCC_NO_DEVICE: return "no usable GPU device";
+    case FLCC_DEVICE_ERROR: return "a CUDA call failed";
+    case FLCC_WISDOM_MISS: return "no wisdom for this problem";
+    case FLCC_INVALID_WISDOM: return "wisdom is corrupt or from another configuration";
+    case FLCC_IO_ERROR: return "wisdom file could not be read or written";
+    case FLCC_INTERNAL_ERROR: return "internal error";
+    }
+    return "unknown result code";
+}
+
+int flcc_version(void) { return FLCC_VERSION; }
+
+int flcc_solver_count(void)
+{
+    try {
+        return int(all_solvers().size());
+    } catch (...) {
+        return 0;
+    }
+}
+
+const char* flcc_solver_name(int index)
+{
+    try {
+        const auto& s = all_solvers();
+        if (index < 0 || index >= int(s.size())) return nullptr;
+        return s[size_t(index)]->name();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,42 @@
+// The plan object behind the opaque flcc_plan handle, and the set of live handles that lets
+// every entry point reject a destroyed or foreign handle instead of touching freed memory.
+#pragma once
+
+#include "flcc.h"
+#include "plan/problem.h"
+#include "plan/solver.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+struct flcc_plan_s {
+    struct Candidate {
+        std::string name;
+        double seconds;   // measured or estimated per frame; negative = skipped
+    };
+
+    flcc::Problem problem;
+    const flcc::Solver* solver = nullptr;
+    std::unique_ptr<flcc::Executor> executor;
+    std::vector<Candidate> candidates;
+
+    // The template the executor was last prepared with (compared by value at every exec).
+    std::vector<float> template_copy;
+    bool template_ready = false;
+
+    std::mutex exec_mutex;   // one exec at a time per plan
+};
+
+namespace flcc {
+
+// Live plans are held by shared pointers: an exec in flight keeps its plan alive even when
+// another thread destroys the handle meanwhile.
+void plan_register(std::shared_ptr<flcc_plan_s> plan);
+// The live plan behind a handle, or null for NULL, destroyed or foreign handles.
+std::shared_ptr<flcc_plan_s> plan_acquire(const flcc_plan_s* handle);
+// Removes a handle from the live set; false when it was not live.
+bool plan_release(const flcc_plan_s* handle);
+
+}  // namespace flcc

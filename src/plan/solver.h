@@ -1,0 +1,51 @@
+// The solver interface (FFTW's model): a Solver is a stateless, registered algorithm with a
+// stable name; for a problem it says whether it applies, what it should cost, and it makes an
+// Executor, the per-plan state (buffers, prepared template, FFT plans) that runs frames.
+#pragma once
+
+#include "flcc.h"
+#include "plan/problem.h"
+
+#include <memory>
+
+namespace flcc {
+
+// Memory kinds an executor may be handed at execute time.
+enum class MemorySpace { host, device };
+
+class Executor {
+public:
+    virtual ~Executor() = default;
+
+    // Prepares the template state (normalised zero-mean template for LCC, the flipped template
+    // for convolution, spectra, ...). `templ` is a host array of problem.templ elements, already
+    // checked finite (when the problem asks for it). Called only when the template changed.
+    // For LCC, `constant` says the template has zero variance (every output is then 0).
+    virtual flcc_result set_template(const float* templ, bool constant) = 0;
+
+    // Runs `count` frames stored back to back. `space` says where image and out live; host
+    // solvers are only ever given host memory.
+    virtual flcc_result execute(const float* image, float* out, int64_t count,
+                                MemorySpace space) = 0;
+
+    // Bytes of memory this executor holds (for introspection and memory budgets).
+    virtual int64_t memory_bytes() const = 0;
+};
+
+class Solver {
+public:
+    virtual ~Solver() = default;
+
+    // The stable name (wisdom key, `method` option), e.g. "host.direct2.k16".
+    virtual const char* name() const = 0;
+    virtual flcc_platform platform() const = 0;
+    virtual bool applicable(const Problem& p) const = 0;
+
+    // Cost model: predicted seconds per frame (ESTIMATE rigour, ordering of MEASURE).
+    virtual double estimate_seconds(const Problem& p) const = 0;
+
+    // Makes the executor; returns FLCC_ALLOC_FAILED (or another code) instead of throwing.
+    virtual flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const = 0;
+};
+
+}  // namespace flcc

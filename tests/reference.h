@@ -1,0 +1,38 @@
+// The float64 reference the solvers are checked against: direct sums over the zero-padded
+// image, exactly as DESIGN.md section 1 defines convolution and LCC (the per-panel Pearson
+// coefficient with two-pass mean and variance in double; zero-variance panels give 0).
+#pragma once
+
+#include "flcc.h"
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace ref {
+
+struct Shape {
+    int dim;            // 2 or 3
+    flcc_size image, templ;
+    flcc_region region;
+};
+
+// Extent of one output frame, as {planes, rows, cols} (planes = 1 in 2D).
+std::vector<int64_t> out_extent(const Shape& s);
+int64_t image_elems(const Shape& s);
+int64_t templ_elems(const Shape& s);
+int64_t out_elems(const Shape& s);
+
+std::vector<double> conv(const Shape& s, const float* image, const float* templ);
+std::vector<double> lcorr(const Shape& s, const float* image, const float* templ);
+
+// max |a - b|
+double max_abs_diff(const std::vector<double>& a, const float* b);
+double max_abs(const std::vector<double>& a);
+
+// Data classes of DESIGN.md section 4.
+enum class Data { uniform, uint8, uint16, offset, ramp, panels, constant };
+const char* data_name(Data d);
+std::vector<float> make_data(Data d, const Shape& s, bool image, std::mt19937& rng);
+
+}  // namespace ref
