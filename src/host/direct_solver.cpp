@@ -73,7 +73,7 @@ private:
 // the numerator block in L2 while each thread gets many tiles.
 Extent direct_tile(const Problem& p)
 {
-    if (p.dim == 2) return {1, 32, 256};
+    if (p.dim == 2) return {1, 128, 256};
     return {8, 16, 128};
 }
 

@@ -77,6 +77,7 @@ TileScratch TileRunner::make_scratch() const
         s.v2 = AlignedArray<double>(row);
         s.q1 = AlignedArray<double>(row);
         s.q2 = AlignedArray<double>(row);
+        s.zeros = AlignedArray<double>(row);   // zero-initialised, never written
     }
     return s;
 }
@@ -85,7 +86,7 @@ int64_t TileRunner::scratch_bytes() const
 {
     const TileLayout& l = layout_;
     int64_t b = 4 * (l.in_plane * l.in[0] + l.num_plane * l.padded[0]);
-    if (p_.op == Op::lcorr) b += 8 * (l.in_row + 64) * (4 + (p_.templ[0] > 1 ? 2 * l.in[1] : 0));
+    if (p_.op == Op::lcorr) b += 8 * (l.in_row + 64) * (5 + (p_.templ[0] > 1 ? 2 * l.in[1] : 0));
     return b;
 }
 
@@ -105,35 +106,42 @@ TileRunner::Box TileRunner::box_of(int64_t index) const
     return b;
 }
 
-bool TileRunner::gather(const float* frame, const Box& b, float* x, TileStats& st,
-                        bool& has_pad) const
+template <class F>
+void TileRunner::for_box_rows(const float* frame, const Box& b, float* x, F&& f) const
 {
     const TileLayout& l = layout_;
     const int64_t planes = b.real[0] + p_.templ[0] - 1;
-    const int64_t rows = l.in[1];
-    const int64_t cols = l.in[2];
     const int64_t p0 = b.origin[0] - p_.pad[0];
     const int64_t r0 = b.origin[1] - p_.pad[1];
     const int64_t c0 = b.origin[2] - p_.pad[2];
-    const int64_t cb = std::max<int64_t>(0, c0), ce = std::min(p_.image[2], c0 + cols);
-    has_pad = c0 < 0 || c0 + cols > p_.image[2];
+    const int64_t cb = std::max<int64_t>(0, c0), ce = std::min(p_.image[2], c0 + l.in[2]);
     for (int64_t a = 0; a < planes; ++a) {
         const int64_t ip = p0 + a;
-        for (int64_t i = 0; i < rows; ++i) {
-            float* dst = x + a * l.in_plane + i * l.in_row;
+        for (int64_t i = 0; i < l.in[1]; ++i) {
+            float* dst = x == nullptr ? nullptr : x + a * l.in_plane + i * l.in_row;
             const int64_t ir = r0 + i;
-            if (ip < 0 || ip >= p_.image[0] || ir < 0 || ir >= p_.image[1] || ce <= cb) {
-                std::memset(dst, 0, sizeof(float) * l.in_row);
-                has_pad = true;
-                continue;
-            }
-            const float* src = frame + (ip * p_.image[1] + ir) * p_.image[2];
-            std::memset(dst, 0, sizeof(float) * (cb - c0));
-            ks_.copy_stats(dst + (cb - c0), src + cb, ce - cb, st);
-            std::memset(dst + (ce - c0), 0, sizeof(float) * (l.in_row - (ce - c0)));
+            if (ip < 0 || ip >= p_.image[0] || ir < 0 || ir >= p_.image[1] || ce <= cb)
+                f(dst, nullptr, int64_t(0), int64_t(0));
+            else
+                f(dst, frame + (ip * p_.image[1] + ir) * p_.image[2] + cb, cb - c0, ce - cb);
         }
     }
-    return std::isfinite(st.sum);
+}
+
+double TileRunner::centre_of(const float* frame, const Box& b) const
+{
+    double sum = 0;
+    int64_t count = 0, row = 0;
+    bool integral = true;
+    for_box_rows(frame, b, nullptr, [&](float*, const float* src, int64_t, int64_t n) {
+        if (src != nullptr && row++ % 8 == 0) {
+            sum += ks_.sum(src, n, integral);
+            count += n;
+        }
+    });
+    const double mean = count > 0 ? sum / double(count) : 0.0;
+    if (!std::isfinite(mean)) return 0;   // non-finite input: reported by the gather
+    return integral && std::fabs(mean) < 0x1p30 ? std::nearbyint(mean) : mean;
 }
 
 // A bound F on the rounding error of the window sums, in units of u * (largest term): the
@@ -156,31 +164,46 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
 {
     const TileLayout& l = layout_;
     const Box b = box_of(index);
-    float* x = s.x.data();
-    TileStats st;
-    bool has_pad = false;
-    if (!gather(frame, b, x, st, has_pad) && p_.check_finite) return false;
-
-    const int64_t in_planes = b.real[0] + p_.templ[0] - 1;
     const bool lcorr = p_.op == Op::lcorr;
+    float* x = s.x.data();
+
+    // Gather the input box, centred on c for LCC (boundary tiles: c = 0, see Segment), padding
+    // included (the padding holds 0 - c: LCC is invariant to a constant on the padded image).
+    const double c = lcorr && !b.boundary ? centre_of(frame, b) : 0.0;
+    const float cf = static_cast<float>(c);
+    TileStats st;
+    for_box_rows(frame, b, x, [&](float* dst, const float* src, int64_t lead, int64_t n) {
+        std::fill(dst, dst + lead, -cf);
+        ks_.copy_centre(dst + lead, src, n, cf, st);
+        std::fill(dst + lead + n, dst + l.in_row, -cf);
+    });
+    if (!st.finite && p_.check_finite) return false;
+
     double tau_abs = -1;   // exact mode unless set below
-    if (lcorr) {
-        double c = st.count > 0 && !b.boundary ? st.sum / double(st.count) : 0.0;
-        if (!std::isfinite(c)) c = 0;   // unchecked non-finite input: garbage, but no trap
-        if (st.integral) c = std::nearbyint(c);
-        double m = std::max(std::fabs(double(st.vmax) - c), std::fabs(double(st.vmin) - c));
-        if (has_pad) m = std::max(m, std::fabs(c));
+    if (lcorr && st.finite) {
+        // The magnitude of the values real windows see: image values only. Boundary tiles have
+        // c = 0, so their padding is 0; interior tiles' real windows never reach the -c fill.
+        double m = std::max(std::fabs(double(st.vmax) - double(cf)), std::fabs(double(st.vmin) - double(cf)));
         double scale = 1;
-        if (m > 0x1p60 || (m > 0 && m < 0x1p-60)) {
+        if (m > 0x1p40 || (m > 0 && m < 0x1p-40)) {
+            // Extreme magnitude: centre and scale by a power of two in double (LCC is invariant
+            // to scaling), so sums cannot overflow and D fits a float.
             scale = std::ldexp(1.0, -std::ilogb(m));
             m *= scale;
+            for_box_rows(frame, b, x, [&](float* dst, const float* src, int64_t lead, int64_t n) {
+                const float pad = static_cast<float>(-double(cf) * scale);
+                std::fill(dst, dst + lead, pad);
+                ks_.copy_scaled(dst + lead, src, n, double(cf), scale);
+                std::fill(dst + lead + n, dst + l.in_row, pad);
+            });
         }
-        ks_.centre(x, l.in_plane * in_planes, c, scale);
-
         const double n = double(volume(p_.templ));
         const double len = double(l.in[2]) + 16;
         const double biggest_partial = len * double(p_.templ[0] * p_.templ[1]) * m * m;
-        const bool exact = st.integral && scale == 1 && m < 0x1p24 && biggest_partial <= 0x1p52;
+        // Exact: integers, every partial sum below 2^52 and n*m <= 2^26, so that n*S2 and S1^2
+        // (both at most (n*m)^2) are integers below 2^53 too.
+        const bool exact = st.integral && cf == std::nearbyint(cf) && scale == 1 && m < 0x1p24 &&
+                           biggest_partial <= 0x1p52 && n * m <= 0x1p26;
         if (!exact) {
             const double f = guard_factor(b), u = 0x1p-53;
             tau_abs = (3.5 * n * f * u + f * f * u * u) * m * m;
@@ -203,6 +226,8 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
 
     for (int64_t q = 0; q < b.real[0]; ++q) {
         float* num = s.num.data() + q * l.num_plane;
+        float* dst = out_frame +
+                     ((b.origin[0] + q) * p_.out[1] + b.origin[1]) * p_.out[2] + b.origin[2];
         if (lcorr) {
             LccPlaneArgs a;
             a.x = x + q * l.in_plane;
@@ -232,12 +257,14 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
             a.v2 = s.v2.data();
             a.q1 = s.q1.data();
             a.q2 = s.q2.data();
+            a.zeros = s.zeros.data();
+            a.out = dst;
+            a.out_row = p_.out[2];
             ks_.lcc_plane(a);
+        } else {
+            for (int64_t r = 0; r < b.real[1]; ++r)
+                std::memcpy(dst + r * p_.out[2], num + r * l.num_row, sizeof(float) * b.real[2]);
         }
-        float* dst = out_frame +
-                     ((b.origin[0] + q) * p_.out[1] + b.origin[1]) * p_.out[2] + b.origin[2];
-        for (int64_t r = 0; r < b.real[1]; ++r)
-            std::memcpy(dst + r * p_.out[2], num + r * l.num_row, sizeof(float) * b.real[2]);
     }
     return true;
 }

@@ -59,7 +59,7 @@ struct TileLayout {
 // Per-thread working memory of the pipeline.
 struct TileScratch {
     AlignedArray<float> x, num;
-    AlignedArray<double> z1, z2, v1, v2, q1, q2;
+    AlignedArray<double> z1, z2, v1, v2, q1, q2, zeros;
 };
 
 // A tile as the numerator sees it: centred (LCC) or raw (convolution) input box and the
@@ -101,7 +101,13 @@ private:
         bool boundary;         // some window of the tile reaches into the padding
     };
     Box box_of(int64_t index) const;
-    bool gather(const float* frame, const Box& b, float* x, TileStats& st, bool& has_pad) const;
+    // Calls f(dst_row, src_or_null, lead, n) for every row of the tile's input box: the row's
+    // real values are src[0..n) and belong at dst_row[lead..lead+n); null src: no real values.
+    template <class F>
+    void for_box_rows(const float* frame, const Box& b, float* x, F&& f) const;
+    // Mean of a sample of the box's real values (every 8th row): the centring constant,
+    // rounded to an integer when the sample is integral (so integer data stays exact).
+    double centre_of(const float* frame, const Box& b) const;
     double guard_factor(const Box& b) const;
 
     Problem p_;

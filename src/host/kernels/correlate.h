@@ -90,6 +90,8 @@ FLCC_INLINE void correlate_block(const float* in, int64_t is, const float* taps,
         for (int v = 0; v < V; ++v) acc[r][v] = accumulate ? loadu(out + r * os + v * kFloats) : vf{};
 
     head_steps<TW, R, 0>(in, is, taps, tw_rt, acc);
+    // A real loop: unrolled, the whole block becomes straight-line code whose schedule spills.
+#pragma GCC unroll 1
     for (int64_t k = R - 1; k < th; ++k) row_step<TW, R, 0, R - 1>(in + k * is, taps, k, tw_rt, acc);
     tail_steps<TW, R, 1>(in, is, taps, th, tw_rt, acc);
 
@@ -104,9 +106,15 @@ void correlate_rows(const float* in, int64_t is, const float* taps, int th, int 
                     int64_t os, int64_t rows, int64_t cols, bool accumulate)
 {
     for (int64_t y = 0; y < rows; y += R)
-        for (int64_t x = 0; x < cols; x += kBlockCols)
-            correlate_block<TH, TW, R>(in + y * is + x, is, taps, th, tw, out + y * os + x, os,
+        for (int64_t x = 0; x < cols; x += kBlockCols) {
+            // Hide the taps pointer and the stride from the optimiser per block: otherwise it
+            // hoists the head/tail broadcasts and addresses out of this loop and spills them.
+            const float* t = taps;
+            int64_t stride = is;
+            __asm__("" : "+r"(t), "+r"(stride));
+            correlate_block<TH, TW, R>(in + y * is + x, stride, t, th, tw, out + y * os + x, os,
                                        accumulate);
+        }
 }
 
 // Rows per block for a template of th rows: the largest of 4, 2, 1 not above th.

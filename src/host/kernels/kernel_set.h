@@ -18,14 +18,14 @@ using CorrelateFn = void (*)(const float* in, int64_t is, const float* taps, int
 
 // Statistics of the real (non-padding) image values gathered into a tile.
 struct TileStats {
-    double sum = 0;          // NaN or Inf when any value is not finite
     float vmin = 0, vmax = 0;
-    bool integral = true;    // every value an integer of magnitude < 2^31
+    bool finite = true;
+    bool integral = true;    // every value an integer
     int64_t count = 0;
 };
 
 // One output plane of an LCC tile: window sums of the centred input, and the finalisation
-// r = N / sqrt(D) with the zero-variance guard and the clamp. The result overwrites num.
+// r = N / sqrt(D) with the zero-variance guard and the clamp, written to out.
 struct LccPlaneArgs {
     const float* x = nullptr;     // centred input tile, first plane of this output plane
     int64_t x_row = 0, x_plane = 0;
@@ -38,10 +38,13 @@ struct LccPlaneArgs {
     int64_t t1 = 0, t2 = 0;
     double n = 0;                 // template elements
     double tau_abs = 0;           // guard on n*S2 - S1^2; negative selects exact mode (D <= 0)
+    float* out = nullptr;         // where the coefficients go (real columns only)
+    int64_t out_row = 0;
     double* v1 = nullptr;         // scratch: >= cols + t2 + 2*kDoubles doubles each
     double* v2 = nullptr;
     double* q1 = nullptr;
     double* q2 = nullptr;
+    const double* zeros = nullptr;   // a row of zeros as wide as v1
 };
 
 struct KernelSet {
@@ -52,10 +55,12 @@ struct KernelSet {
     CorrelateFn square[33];  // square[n]: n x n template, n in [2, 32]; others null
     CorrelateFn generic;     // any th x tw
 
-    // dst[0..n) = src[0..n), accumulating the statistics of the copied values into st.
-    void (*copy_stats)(float* dst, const float* src, int64_t n, TileStats& st);
-    // x[i] = (x[i] - c) * scale, computed in double and rounded to float.
-    void (*centre)(float* x, int64_t n, double c, double scale);
+    // dst = src - c over n values, accumulating the statistics of src into st.
+    void (*copy_centre)(float* dst, const float* src, int64_t n, float c, TileStats& st);
+    // dst = (src - c) * scale, computed in double and rounded to float.
+    void (*copy_scaled)(float* dst, const float* src, int64_t n, double c, double scale);
+    // Sum of n values in double; clears `integral` when some value is not an integer.
+    double (*sum)(const float* src, int64_t n, bool& integral);
     // z = sum over t0 consecutive planes of x (z1) and x^2 (z2), planes of rows x cols floats
     // with strides x_row/x_plane; `advance` moves an existing z from plane p to plane p+1.
     void (*plane_sums_init)(const float* x, int64_t x_row, int64_t x_plane, int64_t t0,

@@ -25,8 +25,9 @@ inline KernelSet make_kernel_set(const char* isa)
     k.doubles_per_vector = kDoubles;
     fill_square(k.square, std::make_integer_sequence<int, 31>{});   // 2 .. 32
     k.generic = &correlate_generic;
-    k.copy_stats = &copy_stats;
-    k.centre = &centre;
+    k.copy_centre = &copy_centre;
+    k.copy_scaled = &copy_scaled;
+    k.sum = &sum;
     k.plane_sums_init = &plane_sums_init;
     k.plane_sums_advance = &plane_sums_advance;
     k.lcc_plane = &lcc_plane;

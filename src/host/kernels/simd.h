@@ -41,8 +41,17 @@ FLCC_INLINE vd loadu(const double* p)
 }
 FLCC_INLINE void storeu(double* p, vd v) { std::memcpy(p, &v, sizeof v); }
 
-FLCC_INLINE vf splat(float s) { return vf{} + s; }
-FLCC_INLINE vd splat(double s) { return vd{} + s; }
+// Broadcasts (vf{} + s would be a real addition of +0.0 under strict floating point).
+#if FLCC_VECTOR_BYTES == 64
+FLCC_INLINE vf splat(float s) { return (vf)_mm512_set1_ps(s); }
+FLCC_INLINE vd splat(double s) { return (vd)_mm512_set1_pd(s); }
+#elif FLCC_VECTOR_BYTES == 32
+FLCC_INLINE vf splat(float s) { return (vf)_mm256_set1_ps(s); }
+FLCC_INLINE vd splat(double s) { return (vd)_mm256_set1_pd(s); }
+#else
+FLCC_INLINE vf splat(float s) { return (vf)_mm_set1_ps(s); }
+FLCC_INLINE vd splat(double s) { return (vd)_mm_set1_pd(s); }
+#endif
 
 // kDoubles floats widened to doubles.
 FLCC_INLINE vd load_widen(const float* p)
@@ -76,6 +85,46 @@ FLCC_INLINE vf fmadd(vf a, vf b, vf c) { return a * b + c; }
 FLCC_INLINE vd fmadd(vd a, vd b, vd c) { return a * b + c; }
 FLCC_INLINE vd vsqrt(vd a) { return (vd)_mm_sqrt_pd((__m128d)a); }
 #endif
+
+// Rounds toward zero (to an integer value).
+FLCC_INLINE vf vtrunc(vf v)
+{
+#if FLCC_VECTOR_BYTES == 64
+    return (vf)_mm512_roundscale_ps((__m512)v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+#elif FLCC_VECTOR_BYTES == 32
+    return (vf)_mm256_round_ps((__m256)v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+#else
+    // SSE2 has no rounding instruction: through int32, exact below 2^31 (larger floats are
+    // integers anyway; NaN and out-of-range lanes come back different from v).
+    typedef int32_t vi __attribute__((vector_size(kVectorBytes)));
+    const vf av = v < 0 ? -v : v;
+    const vf big = splat(2147483520.0f);
+    const vf t = __builtin_convertvector(__builtin_convertvector(av <= big ? v : vf{}, vi), vf);
+    return av <= big ? t : v;
+#endif
+}
+
+// 1/sqrt(d) to about 23 bits: the hardware estimate refined by one Newton step.
+FLCC_INLINE vf vrsqrt(vf d)
+{
+#if FLCC_VECTOR_BYTES == 64
+    const vf y = (vf)_mm512_rsqrt14_ps((__m512)d);
+#elif FLCC_VECTOR_BYTES == 32
+    const vf y = (vf)_mm256_rsqrt_ps((__m256)d);
+#else
+    const vf y = (vf)_mm_rsqrt_ps((__m128)d);
+#endif
+    return y * (splat(1.5f) - splat(0.5f) * d * y * y);
+}
+
+// Two half-width float vectors joined into one.
+FLCC_INLINE vf join(vfh lo, vfh hi)
+{
+    vf v;
+    std::memcpy(&v, &lo, sizeof lo);
+    std::memcpy(reinterpret_cast<char*>(&v) + sizeof lo, &hi, sizeof hi);
+    return v;
+}
 
 // Error-free product: p + e == a * b exactly (barring overflow and underflow). With FMA the
 // error is one fused operation; without, Dekker's splitting (exact because nothing contracts).

@@ -1,5 +1,5 @@
-// Element-wise passes over a tile: copying image values in while gathering their statistics
-// (the finite check rides on the double sum: any NaN or Inf makes it non-finite), and centring.
+// Element-wise passes over a tile: copying image values in, centred, while gathering their
+// statistics (the finite check rides on this pass), and the slow path for extreme magnitudes.
 #pragma once
 
 #include "host/kernels/kernel_set.h"
@@ -12,43 +12,38 @@ namespace flcc::host::FLCC_ISA_NS {
 
 typedef int32_t vi32 __attribute__((vector_size(kVectorBytes)));
 
-inline void copy_stats(float* dst, const float* src, int64_t n, TileStats& st)
+// dst = src - c, gathering the statistics of src: min, max, finiteness (x - x stays 0 for
+// finite x and turns NaN otherwise) and whether every value is an integer.
+inline void copy_centre(float* dst, const float* src, int64_t n, float c, TileStats& st)
 {
     if (n <= 0) return;
-    vd s_lo{}, s_hi{};
-    vf mn = splat(src[0]), mx = mn;
+    vf mn = splat(src[0]), mx = mn, nan_acc{};
     vi32 nonint{};
-    const vf limit = splat(2147483520.0f);   // largest float below 2^31
+    const vf vc = splat(c);
     int64_t i = 0;
     for (; i + kFloats <= n; i += kFloats) {
         const vf v = loadu(src + i);
-        storeu(dst + i, v);
-        s_lo += load_widen(src + i);
-        s_hi += load_widen(src + i + kDoubles);
+        storeu(dst + i, v - vc);
         mn = vmin(mn, v);
         mx = vmax(mx, v);
-        // Integral and in int range: truncation round-trips exactly (NaN never does).
-        const vf av = v < 0 ? -v : v;
-        const vf safe = av <= limit ? v : vf{};   // NaN and out-of-range convert as 0
-        const vf back = __builtin_convertvector(__builtin_convertvector(safe, vi32), vf);
-        nonint |= (vi32)(back != v);
+        nan_acc += v - v;
+        nonint |= (vi32)(vtrunc(v) != v);   // NaN is never equal
     }
-    double sum = 0;
-    for (int k = 0; k < kDoubles; ++k) sum += s_lo[k] + s_hi[k];
-    float lo = mn[0], hi = mx[0];
-    for (int k = 1; k < kFloats; ++k) {
+    float lo = mn[0], hi = mx[0], bad = 0;
+    bool integral = true;
+    for (int k = 0; k < kFloats; ++k) {
         lo = std::min(lo, mn[k]);
         hi = std::max(hi, mx[k]);
+        bad += nan_acc[k];
+        integral &= nonint[k] == 0;
     }
-    bool integral = true;
-    for (int k = 0; k < kFloats; ++k) integral &= nonint[k] == 0;
     for (; i < n; ++i) {
         const float v = src[i];
-        dst[i] = v;
-        sum += v;
+        dst[i] = v - c;
         lo = std::min(lo, v);
         hi = std::max(hi, v);
-        integral &= std::fabs(v) <= 2147483520.0f && v == std::trunc(v);
+        bad += v - v;
+        integral &= v == std::trunc(v);
     }
     if (st.count == 0) {
         st.vmin = lo;
@@ -57,21 +52,44 @@ inline void copy_stats(float* dst, const float* src, int64_t n, TileStats& st)
         st.vmin = std::min(st.vmin, lo);
         st.vmax = std::max(st.vmax, hi);
     }
-    st.sum += sum;
+    st.finite = st.finite && bad == 0;
     st.integral = st.integral && integral;
     st.count += n;
 }
 
-inline void centre(float* x, int64_t n, double c, double scale)
+// dst = (src - c) * scale in double, rounded to float (tiles of extreme magnitude).
+inline void copy_scaled(float* dst, const float* src, int64_t n, double c, double scale)
 {
     const vd vc = splat(c), vs = splat(scale);
     int64_t i = 0;
     for (; i + kDoubles <= n; i += kDoubles) {
-        const vd v = (load_widen(x + i) - vc) * vs;
-        const vfh f = __builtin_convertvector(v, vfh);
-        std::memcpy(x + i, &f, sizeof f);
+        const vfh f = __builtin_convertvector((load_widen(src + i) - vc) * vs, vfh);
+        std::memcpy(dst + i, &f, sizeof f);
     }
-    for (; i < n; ++i) x[i] = static_cast<float>((x[i] - c) * scale);
+    for (; i < n; ++i) dst[i] = static_cast<float>((double(src[i]) - c) * scale);
+}
+
+// The sum of src in double; clears `integral` when some value is not an integer.
+inline double sum(const float* src, int64_t n, bool& integral)
+{
+    vd acc{}, frac{};
+    int64_t i = 0;
+    for (; i + kDoubles <= n; i += kDoubles) {
+        const vd v = load_widen(src + i);
+        acc += v;
+        frac += v - __builtin_convertvector(__builtin_convertvector(v, vl), vd);
+    }
+    double s = 0, f = 0;
+    for (int k = 0; k < kDoubles; ++k) {
+        s += acc[k];
+        f += frac[k] < 0 ? -frac[k] : frac[k];
+    }
+    for (; i < n; ++i) {
+        s += src[i];
+        f += std::fabs(double(src[i]) - std::trunc(double(src[i])));
+    }
+    if (!(f == 0)) integral = false;
+    return s;
 }
 
 }  // namespace flcc::host::FLCC_ISA_NS

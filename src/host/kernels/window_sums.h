@@ -2,12 +2,12 @@
 //
 // For each output row the running column sums V (of x and x^2 over t1 rows) are updated with
 // one added and one removed row, a prefix scan Q of V across the row gives the window sums as
-// S = Q[c + t2] - Q[c], and the output is r = N * sqrt(n / (n*S2 - S1^2)). Sums run in double
-// and restart at every tile, so their rounding error is bounded by the tile's own magnitude,
-// never by the whole image's energy. n*S2 - S1^2 is formed from error-free products: in exact
-// mode (integer data of bounded size, where every sum above is an exact integer) it is exact,
-// so a constant panel gives exactly 0 and no real variance is ever lost; otherwise panels whose
-// value is below the rigorous rounding bound tau (scaled to the tile's magnitude) give 0.
+// S = Q[c + t2] - Q[c], and the output is r = N / sqrt(D), D = (n*S2 - S1^2) / n. Sums run in
+// double and restart at every tile, so their rounding error is bounded by the tile's own
+// magnitude, never by the whole image's energy. In exact mode (integer data of bounded size:
+// every sum and both products n*S2 and S1^2 are integers below 2^53) n*S2 - S1^2 is exact, so a
+// constant panel gives exactly 0 and no real variance is ever lost; otherwise panels whose value
+// is below the rigorous rounding bound tau (scaled to the tile's magnitude) give 0.
 #pragma once
 
 #include "host/kernels/kernel_set.h"
@@ -17,92 +17,126 @@
 
 namespace flcc::host::FLCC_ISA_NS {
 
-// Adds (sign +1) or removes (-1) one row of x / x^2 to the running column sums.
+// One running step of the column sums followed by their prefix scan, in a single pass:
+// V += row `add` - row `sub` (sub: a row of zeros when nothing is removed),
+// Q[c+1] = V[0] + ... + V[c].
 template <class Row>
-FLCC_INLINE void update_columns(const Row& row, int64_t r, double sign, int64_t width, double* v1,
-                                double* v2)
+FLCC_INLINE void step_and_scan(const Row add, const Row sub, int64_t width, double* __restrict v1,
+                               double* __restrict v2, double* __restrict q1,
+                               double* __restrict q2)
 {
-    const vd s = splat(sign);
+    vd carry1{}, carry2{};
+    q1[0] = q2[0] = 0;
     for (int64_t c = 0; c < width; c += kDoubles) {
-        vd a1, a2;
-        row(r, c, a1, a2);
-        storeu(v1 + c, fmadd(s, a1, loadu(v1 + c)));
-        storeu(v2 + c, fmadd(s, a2, loadu(v2 + c)));
+        vd a1, a2, b1, b2;
+        add.load(c, a1, a2);
+        sub.load(c, b1, b2);
+        const vd s1 = (loadu(v1 + c) + a1) - b1, s2 = (loadu(v2 + c) + a2) - b2;
+        storeu(v1 + c, s1);
+        storeu(v2 + c, s2);
+        const vd p1 = lane_prefix(s1) + carry1, p2 = lane_prefix(s2) + carry2;
+        storeu(q1 + 1 + c, p1);
+        storeu(q2 + 1 + c, p2);
+        carry1 = last_lane(p1);
+        carry2 = last_lane(p2);
     }
 }
 
-// q[0] = 0, q[c+1] = v[0] + ... + v[c], for c < width (width rounded up to whole vectors).
-FLCC_INLINE void prefix(const double* v, int64_t width, double* q)
-{
-    q[0] = 0;
-    vd carry{};
-    for (int64_t c = 0; c < width; c += kDoubles) {
-        const vd p = lane_prefix(loadu(v + c)) + carry;
-        storeu(q + 1 + c, p);
-        carry = last_lane(p);
+// A source row of the window sums: the centred input itself (2D: values x and x^2) or the
+// plane sums z1, z2 (3D). `zero` rows read a shared row of zeros.
+struct FloatRow {
+    const float* x;
+    FLCC_INLINE void load(int64_t c, vd& s1, vd& s2) const
+    {
+        s1 = load_widen(x + c);
+        s2 = s1 * s1;
     }
-}
+};
+struct DoubleRow {
+    const double* z1;
+    const double* z2;
+    FLCC_INLINE void load(int64_t c, vd& s1, vd& s2) const
+    {
+        s1 = loadu(z1 + c);
+        s2 = loadu(z2 + c);
+    }
+};
 
-// The LCC rows of one output plane. `row(r, c, a1, a2)` yields kDoubles consecutive values of
-// the per-row source (x and x^2 in 2D, the plane sums z1 and z2 in 3D) at source row r, column c.
-template <class Row>
-FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& a, const Row& row)
+// The LCC rows of one output plane; `row(r)` gives source row r, `zero` a row of zeros.
+template <class Row, class RowAt>
+FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, const Row zero_row)
 {
+    const LccPlaneArgs a = args;   // locals: the stores below cannot alias them
     const int64_t width = a.cols + a.t2 - 1;                      // source columns in use
     const int64_t vwidth = (width + kDoubles - 1) / kDoubles * kDoubles;
-    const vd n = splat(a.n);
+    const vd n = splat(a.n), inv_n = splat(1.0 / a.n);
     const bool exact = a.tau_abs < 0;
     const vd tau = splat(exact ? 0.0 : a.tau_abs);
     // Relative slack for the final subtraction when it is not exact (guarded mode only).
     const vd rel = splat(exact ? 0.0 : 4 * 0x1p-53);
-    const vd one = splat(1.0), zero{};
+    const vf one = splat(1.0f), zero{}, tiny = splat(0x1p-126f);
 
     for (int64_t c = 0; c < vwidth; c += kDoubles) {
-        storeu(a.v1 + c, zero);
-        storeu(a.v2 + c, zero);
+        storeu(a.v1 + c, vd{});
+        storeu(a.v2 + c, vd{});
     }
-    for (int64_t i = 0; i < a.t1 - 1; ++i) update_columns(row, i, 1.0, vwidth, a.v1, a.v2);
-
-    for (int64_t r = 0; r < a.rows; ++r) {
-        update_columns(row, r + a.t1 - 1, 1.0, vwidth, a.v1, a.v2);
-        prefix(a.v1, vwidth, a.q1);
-        prefix(a.v2, vwidth, a.q2);
-
-        float* num = a.num + r * a.num_row;
-        for (int64_t c = 0; c < a.cols; c += kDoubles) {
-            const vd s1 = loadu(a.q1 + c + a.t2) - loadu(a.q1 + c);
-            const vd s2 = loadu(a.q2 + c + a.t2) - loadu(a.q2 + c);
-            vd p1, e1, p2, e2;
-            two_product(n, s2, p1, e1);
-            two_product(s1, s1, p2, e2);
-            const vd dn = (p1 - p2) + (e1 - e2);   // n * (window variance * n), error-free parts
-            const vd limit = exact ? zero : tau + rel * p1;
-            const vd ok = dn > limit ? one : zero;
-            const vd safe = dn > limit ? dn : one;
-            vd rr = load_widen(num + c) * vsqrt(n / safe) * ok;
-            rr = vmin(vmax(rr, -one), one);
-            const vfh out = __builtin_convertvector(rr, vfh);
-            std::memcpy(num + c, &out, sizeof out);   // num rows are padded to whole vectors
+    for (int64_t i = 0; i < a.t1 - 1; ++i) {
+        const Row src = row(i);
+        for (int64_t c = 0; c < vwidth; c += kDoubles) {
+            vd a1, a2;
+            src.load(c, a1, a2);
+            storeu(a.v1 + c, loadu(a.v1 + c) + a1);
+            storeu(a.v2 + c, loadu(a.v2 + c) + a2);
         }
-        update_columns(row, r, -1.0, vwidth, a.v1, a.v2);
+    }
+
+    // D = n * window variance, or 0 when unresolvable. n*s2 - s1^2 in double: exact in exact
+    // mode; otherwise its rounding (at most 2u * n*s2) is inside the guard's relative term.
+    const auto variance = [&](int64_t c, vd& d) {
+        const vd s1 = loadu(a.q1 + c + a.t2) - loadu(a.q1 + c);
+        const vd s2 = loadu(a.q2 + c + a.t2) - loadu(a.q2 + c);
+        const vd p1 = n * s2;
+        const vd dn = fmadd(-s1, s1, p1);
+        const vd limit = exact ? vd{} : tau + rel * p1;
+        d = dn > limit ? dn * inv_n : vd{};
+    };
+
+    const int64_t whole = a.cols / kFloats * kFloats;
+    for (int64_t r = 0; r < a.rows; ++r) {
+        step_and_scan(row(r + a.t1 - 1), r > 0 ? row(r - 1) : zero_row, vwidth, a.v1, a.v2, a.q1, a.q2);
+        const float* num = a.num + r * a.num_row;
+        float* out = a.out + r * a.out_row;
+        for (int64_t c = 0; c < a.cols; c += kFloats) {
+            vd d0, d1;
+            variance(c, d0);
+            variance(c + kDoubles, d1);
+            // D fits float: tiles are scaled so their magnitude is within 2^-40 .. 2^40.
+            const vf d = join(__builtin_convertvector(d0, vfh), __builtin_convertvector(d1, vfh));
+            const vf ok = d >= tiny ? one : zero;
+            const vf safe = d >= tiny ? d : one;
+            vf rr = loadu(num + c) * vrsqrt(safe) * ok;
+            rr = vmin(vmax(rr, -one), one);
+            if (c < whole)
+                storeu(out + c, rr);
+            else
+                std::memcpy(out + c, &rr, sizeof(float) * size_t(a.cols - c));
+        }
     }
 }
 
 inline void lcc_plane(const LccPlaneArgs& a)
 {
     if (a.z1 == nullptr) {
-        // 2D: the source rows are the centred input itself.
-        const auto row = [&](int64_t r, int64_t c, vd& s1, vd& s2) {
-            s1 = load_widen(a.x + r * a.x_row + c);
-            s2 = s1 * s1;
-        };
-        lcc_plane_rows(a, row);
+        const float* x = a.x;
+        const int64_t xr = a.x_row;
+        lcc_plane_rows<FloatRow>(a, [=](int64_t r) { return FloatRow{x + r * xr}; },
+                                 FloatRow{reinterpret_cast<const float*>(a.zeros)});
     } else {
-        const auto row = [&](int64_t r, int64_t c, vd& s1, vd& s2) {
-            s1 = loadu(a.z1 + r * a.z_row + c);
-            s2 = loadu(a.z2 + r * a.z_row + c);
-        };
-        lcc_plane_rows(a, row);
+        const double* z1 = a.z1;
+        const double* z2 = a.z2;
+        const int64_t zr = a.z_row;
+        lcc_plane_rows<DoubleRow>(a, [=](int64_t r) { return DoubleRow{z1 + r * zr, z2 + r * zr}; },
+                                  DoubleRow{a.zeros, a.zeros});
     }
 }
 

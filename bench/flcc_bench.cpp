@@ -1,0 +1,252 @@
+// flcc-bench: times FLCC on one problem or a sweep and prints one JSON line per measurement.
+//
+//   flcc-bench --op lcorr --image 256x256 --template 8x8 --repeats 3
+//   flcc-bench --op conv --image 2000x2000 --template 4,8,16 --region same --method all
+//
+// Sizes are HxW (2D) or HxWxD (3D); a template given as one number N means N x N (x N in 3D).
+// Lists (comma separated) of images and templates are swept. --method auto lets the planner
+// choose, a solver name forces it, "all" measures every applicable solver. Inputs are random
+// (uniform [0, 1)); timings are wall-clock medians over repeats after warm-up, per frame.
+#include "flcc.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Dims {
+    int dim;
+    int v[3];
+};
+
+std::vector<std::string> split(const std::string& s, char sep)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, sep))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+bool parse_dims(const std::string& s, Dims& d)
+{
+    const auto parts = split(s, 'x');
+    if (parts.size() < 1 || parts.size() > 3) return false;
+    d.dim = parts.size() == 3 ? 3 : 2;
+    d.v[0] = d.v[1] = d.v[2] = 1;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        char* end = nullptr;
+        const long x = std::strtol(parts[i].c_str(), &end, 10);
+        if (*end != '\0' || x < 1 || x > 1 << 30) return false;
+        d.v[i] = int(x);
+    }
+    if (parts.size() == 1) d.dim = 0;   // a cube of the image's dimension
+    return true;
+}
+
+std::string cpu_model()
+{
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "unknown";
+}
+
+std::string json_escape(const std::string& s)
+{
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        o += c;
+    }
+    return o;
+}
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Config {
+    std::string op = "lcorr", region = "full", type = "single", platform = "host", method = "auto";
+    std::string rigor = "measure";
+    int frames = 1, repeats = 5, warmup = 1, threads = 0;
+};
+
+const char* region_name(flcc_region r) { return r == FLCC_FULL ? "full" : r == FLCC_SAME ? "same" : "valid"; }
+
+int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& method,
+            const std::string& machine)
+{
+    const flcc_op op = c.op == "conv" ? FLCC_CONV : FLCC_LCORR;
+    flcc_options o;
+    flcc_options_init(&o);
+    o.region = c.region == "same" ? FLCC_SAME : c.region == "valid" ? FLCC_VALID : FLCC_FULL;
+    o.type = c.type == "stream" ? FLCC_STREAM : FLCC_SINGLE;
+    o.platform = c.platform == "device" ? FLCC_DEVICE : c.platform == "any" ? FLCC_ANY : FLCC_HOST;
+    o.rigor = c.rigor == "estimate" ? FLCC_ESTIMATE : FLCC_MEASURE;
+    o.threads = c.threads;
+    o.method = method == "auto" ? nullptr : method.c_str();
+
+    const flcc_size is{im.v[0], im.v[1], im.v[2]}, ts{tp.v[0], tp.v[1], tp.v[2]};
+    flcc_plan plan = nullptr;
+    const auto t0 = Clock::now();
+    flcc_result r = flcc_plan_create(&plan, op, im.dim, is, ts, &o);
+    const double plan_s = seconds_since(t0);
+    if (r != FLCC_SUCCESS) {
+        std::fprintf(stderr, "flcc-bench: plan failed (%s) for method %s\n", flcc_result_string(r),
+                     method.c_str());
+        return 1;
+    }
+    flcc_size os;
+    flcc_plan_output_size(plan, &os);
+    const size_t in_n = size_t(is.h) * is.w * (im.dim == 3 ? is.d : 1);
+    const size_t t_n = size_t(ts.h) * ts.w * (im.dim == 3 ? ts.d : 1);
+    const size_t out_n = size_t(os.h) * os.w * os.d;
+    float* image = static_cast<float*>(flcc_malloc(in_n * c.frames * sizeof(float)));
+    float* templ = static_cast<float*>(flcc_malloc(t_n * sizeof(float)));
+    float* out = static_cast<float*>(flcc_malloc(out_n * c.frames * sizeof(float)));
+    if (!image || !templ || !out) {
+        std::fprintf(stderr, "flcc-bench: out of memory\n");
+        return 1;
+    }
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    for (size_t i = 0; i < in_n * c.frames; ++i) image[i] = u(rng);
+    for (size_t i = 0; i < t_n; ++i) templ[i] = u(rng);
+
+    // SINGLE: each repeat is a new template (one value nudged), so template work is timed too.
+    auto exec = [&](int rep) {
+        if (o.type == FLCC_SINGLE) templ[0] = float(rep % 7) * 0.125f;
+        return op == FLCC_CONV ? flcc_conv_exec(plan, image, templ, out, c.frames)
+                               : flcc_lcorr_exec(plan, image, templ, out, c.frames);
+    };
+    for (int i = 0; i < c.warmup && r == FLCC_SUCCESS; ++i) r = exec(i + 1000);
+    std::vector<double> t;
+    for (int i = 0; i < c.repeats && r == FLCC_SUCCESS; ++i) {
+        const auto s = Clock::now();
+        r = exec(i);
+        t.push_back(seconds_since(s) / c.frames);
+    }
+    if (r != FLCC_SUCCESS) {
+        std::fprintf(stderr, "flcc-bench: exec failed (%s)\n", flcc_result_string(r));
+        return 1;
+    }
+    std::sort(t.begin(), t.end());
+    auto dims = [&](const Dims& d) {
+        char b[64];
+        if (im.dim == 2) std::snprintf(b, sizeof b, "[%d,%d]", d.v[0], d.v[1]);
+        else std::snprintf(b, sizeof b, "[%d,%d,%d]", d.v[0], d.v[1], d.v[2]);
+        return std::string(b);
+    };
+    std::printf("{\"bench\":\"flcc\",\"op\":\"%s\",\"dim\":%d,\"image\":%s,\"template\":%s,"
+                "\"region\":\"%s\",\"type\":\"%s\",\"frames\":%d,\"platform\":\"%s\","
+                "\"requested\":\"%s\",\"method\":\"%s\",\"rigor\":\"%s\",\"threads\":%d,"
+                "\"plan_seconds\":%.6g,\"seconds\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},"
+                "\"repeats\":%d,\"machine\":%s}\n",
+                c.op.c_str(), im.dim, dims(im).c_str(), dims(tp).c_str(), region_name(o.region),
+                c.type.c_str(), c.frames, c.platform.c_str(), json_escape(method).c_str(),
+                flcc_plan_method(plan), c.rigor.c_str(),
+                c.threads ? c.threads : int(std::thread::hardware_concurrency()), plan_s,
+                t[t.size() / 2], t.front(), t.back(), c.repeats, machine.c_str());
+    std::fflush(stdout);
+    flcc_free(image);
+    flcc_free(templ);
+    flcc_free(out);
+    flcc_destroy(plan);
+    return 0;
+}
+
+// Solvers that apply to the problem (forced planning succeeds, ESTIMATE, no timing).
+std::vector<std::string> applicable(const Config& c, const Dims& im, const Dims& tp)
+{
+    std::vector<std::string> names;
+    for (int i = 0; i < flcc_solver_count(); ++i) {
+        flcc_options o;
+        flcc_options_init(&o);
+        o.region = c.region == "same" ? FLCC_SAME : c.region == "valid" ? FLCC_VALID : FLCC_FULL;
+        o.platform = c.platform == "device" ? FLCC_DEVICE : c.platform == "any" ? FLCC_ANY : FLCC_HOST;
+        o.rigor = FLCC_ESTIMATE;
+        o.method = flcc_solver_name(i);
+        o.threads = c.threads;
+        flcc_plan p = nullptr;
+        if (flcc_plan_create(&p, c.op == "conv" ? FLCC_CONV : FLCC_LCORR, im.dim,
+                             flcc_size{im.v[0], im.v[1], im.v[2]},
+                             flcc_size{tp.v[0], tp.v[1], tp.v[2]}, &o) == FLCC_SUCCESS)
+            names.push_back(flcc_solver_name(i));
+        flcc_destroy(p);
+    }
+    return names;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"flcc-bench: time FLCC convolution and LCC; one JSON line per measurement"};
+    Config c;
+    std::string images = "256x256", templates = "8";
+    bool list = false;
+    app.add_option("--op", c.op, "conv or lcorr")->check(CLI::IsMember({"conv", "lcorr"}));
+    app.add_option("--image", images, "image sizes, HxW or HxWxD, comma separated");
+    app.add_option("--template", templates, "template sizes (N = cube), comma separated");
+    app.add_option("--region", c.region, "full, same or valid")->check(CLI::IsMember({"full", "same", "valid"}));
+    app.add_option("--type", c.type, "single or stream")->check(CLI::IsMember({"single", "stream"}));
+    app.add_option("--frames", c.frames, "frames per exec")->check(CLI::Range(1, 1 << 20));
+    app.add_option("--platform", c.platform, "host, device or any")->check(CLI::IsMember({"host", "device", "any"}));
+    app.add_option("--method", c.method, "auto, all, or a solver name");
+    app.add_option("--rigor", c.rigor, "measure or estimate")->check(CLI::IsMember({"measure", "estimate"}));
+    app.add_option("--repeats", c.repeats, "timed repeats")->check(CLI::Range(1, 100000));
+    app.add_option("--warmup", c.warmup, "untimed runs first")->check(CLI::Range(0, 1000));
+    app.add_option("--threads", c.threads, "CPU threads (0 = all)")->check(CLI::Range(0, 4096));
+    app.add_flag("--list", list, "list the solvers of this build and exit");
+    CLI11_PARSE(app, argc, argv);
+
+    if (list) {
+        for (int i = 0; i < flcc_solver_count(); ++i) std::printf("%s\n", flcc_solver_name(i));
+        return 0;
+    }
+    char machine[512];
+    std::snprintf(machine, sizeof machine, "{\"cpu\":\"%s\",\"hardware_threads\":%u}",
+                  json_escape(cpu_model()).c_str(), std::thread::hardware_concurrency());
+
+    int failures = 0;
+    for (const std::string& is : split(images, ',')) {
+        Dims im;
+        if (!parse_dims(is, im) || im.dim == 0) {
+            std::fprintf(stderr, "flcc-bench: bad image size '%s'\n", is.c_str());
+            return 2;
+        }
+        for (const std::string& ts : split(templates, ',')) {
+            Dims tp;
+            if (!parse_dims(ts, tp)) {
+                std::fprintf(stderr, "flcc-bench: bad template size '%s'\n", ts.c_str());
+                return 2;
+            }
+            if (tp.dim == 0) {
+                tp.dim = im.dim;
+                tp.v[1] = tp.v[0];
+                tp.v[2] = im.dim == 3 ? tp.v[0] : 1;
+            }
+            if (tp.dim != im.dim) {
+                std::fprintf(stderr, "flcc-bench: template '%s' and image '%s' differ in dimension\n",
+                             ts.c_str(), is.c_str());
+                return 2;
+            }
+            const std::vector<std::string> methods =
+                c.method == "all" ? applicable(c, im, tp) : std::vector<std::string>{c.method};
+            for (const std::string& m : methods) failures += run_one(c, im, tp, m, machine);
+        }
+    }
+    return failures == 0 ? 0 : 1;
+}
