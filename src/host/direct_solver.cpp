@@ -18,7 +18,8 @@ namespace {
 class DirectExecutor final : public Executor, private Numerator {
 public:
     DirectExecutor(const Problem& p, const KernelSet& ks, CorrelateFn fn, Extent tile)
-        : p_(p), fn_(fn), pool_(p.threads), runner_(p, ks, tile), taps_(p.templ_elems())
+        : p_(p), fn_(fn), pool_(p.threads),
+          runner_(p, ks, tile, ks.row_multiple, ks.block_cols), taps_(p.templ_elems())
     {
         for (int t = 0; t < pool_.size(); ++t) scratch_.push_back(runner_.make_scratch());
     }

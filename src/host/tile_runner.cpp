@@ -34,7 +34,9 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 }  // namespace
 
-TileRunner::TileRunner(const Problem& p, const KernelSet& ks, Extent tile) : p_(p), ks_(ks)
+TileRunner::TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int row_multiple,
+                       int col_multiple)
+    : p_(p), ks_(ks), row_multiple_(row_multiple), col_multiple_(col_multiple)
 {
     TileLayout& l = layout_;
     for (int a = 0; a < 3; ++a) {
@@ -51,13 +53,13 @@ TileRunner::TileRunner(const Problem& p, const KernelSet& ks, Extent tile) : p_(
         cut(lo, hi, false);
         cut(hi, p.out[a], true);
     }
-    l.padded = {l.out[0], round_up(l.out[1], ks.row_multiple), round_up(l.out[2], ks.block_cols)};
+    l.padded = {l.out[0], round_up(l.out[1], row_multiple), round_up(l.out[2], col_multiple)};
     l.in = {l.out[0] + p.templ[0] - 1, l.padded[1] + p.templ[1] - 1,
             l.padded[2] + p.templ[2] - 1};
     // Room for whole-vector reads past the last column (window sums, statistics).
     l.in_row = round_up(l.in[2], 16) + 16;
     l.in_plane = l.in_row * l.in[1];
-    l.num_row = l.padded[2];
+    l.num_row = round_up(l.padded[2], 16);   // the finalisation reads whole vectors
     l.num_plane = l.num_row * l.padded[1];
 }
 
@@ -218,8 +220,8 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     v.num_row = l.num_row;
     v.num_plane = l.num_plane;
     v.planes = b.real[0];
-    v.rows = (b.real[1] + ks_.row_multiple - 1) / ks_.row_multiple * ks_.row_multiple;
-    v.cols = (b.real[2] + ks_.block_cols - 1) / ks_.block_cols * ks_.block_cols;
+    v.rows = round_up(b.real[1], row_multiple_);
+    v.cols = round_up(b.real[2], col_multiple_);
     v.real_rows = b.real[1];
     v.real_cols = b.real[2];
     numerator.compute(v, thread);

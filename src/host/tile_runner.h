@@ -83,8 +83,11 @@ public:
 
 class TileRunner {
 public:
-    // `tile` is the largest real output tile; row/col multiples come from the kernel set.
-    TileRunner(const Problem& p, const KernelSet& ks, Extent tile);
+    // `tile` is the largest real output tile. The numerator computes whole multiples of
+    // `row_multiple` rows and `col_multiple` columns per plane (the direct kernels' block; 1 for
+    // numerators without one); the extra outputs are discarded.
+    TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int row_multiple,
+               int col_multiple);
 
     const TileLayout& layout() const { return layout_; }
     TileScratch make_scratch() const;
@@ -112,6 +115,7 @@ private:
 
     Problem p_;
     const KernelSet& ks_;
+    int row_multiple_, col_multiple_;
     TileLayout layout_;
 };
 
