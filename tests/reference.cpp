@@ -121,6 +121,22 @@ std::vector<double> lcorr(const Shape& sh, const float* img, const float* t)
     return out;
 }
 
+std::vector<bool> zero_variance(const Shape& sh, const float* img)
+{
+    const Dims d = dims_of(sh);
+    std::vector<bool> out(size_t(d.o[0] * d.o[1] * d.o[2]));
+    for_outputs(d, [&](int64_t p, int64_t r, int64_t c, int64_t o) {
+        const double first = at(d, img, p - d.pad[0], r - d.pad[1], c - d.pad[2]);
+        bool constant = true;
+        for (int64_t a = 0; a < d.t[0] && constant; ++a)
+            for (int64_t i = 0; i < d.t[1] && constant; ++i)
+                for (int64_t j = 0; j < d.t[2] && constant; ++j)
+                    constant = at(d, img, p - d.pad[0] + a, r - d.pad[1] + i, c - d.pad[2] + j) == first;
+        out[size_t(o)] = constant;
+    });
+    return out;
+}
+
 double max_abs_diff(const std::vector<double>& a, const float* b)
 {
     double e = 0;

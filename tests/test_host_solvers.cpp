@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 namespace {
@@ -36,6 +37,8 @@ void check_solver_shapes(const std::string& name)
 
 TEST_CASE("every host solver matches the float64 reference on varied shapes", "[solvers]")
 {
+    const char* isa = std::getenv("FLCC_HOST_ISA");
+    WARN("host kernels capped at " << (isa ? isa : "the best this CPU runs"));
     const auto names = th::solvers("host.");
     REQUIRE(!names.empty());
     for (const std::string& name : names) check_solver_shapes(name);

@@ -1,0 +1,76 @@
+#include "host/real_fft.h"
+
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace flcc::host {
+
+namespace {
+
+// Guards every call into FFTW's planner (plan, destroy, thread count, time limit).
+std::mutex& planner_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+
+// FFTW's dimensions of n: the axes longer than 1 (at least one axis).
+std::vector<int> fft_dims(const Extent& n)
+{
+    std::vector<int> d;
+    for (int64_t v : n)
+        if (v > 1) d.push_back(int(v));
+    if (d.empty()) d.push_back(1);
+    return d;
+}
+
+// Planning with FFTW_MEASURE times candidate algorithms; a 4096^2 pair takes seconds. The
+// limit caps one plan's search (FFTW then keeps the best found so far).
+constexpr double kPlanSecondsLimit = 2.0;
+
+}  // namespace
+
+int64_t fast_fft_size(int64_t n)
+{
+    for (int64_t m = n < 1 ? 1 : n;; ++m) {
+        int64_t r = m;
+        for (int64_t f : {2, 3, 5, 7})
+            while (r % f == 0) r /= f;
+        if (r == 1) return m;
+    }
+}
+
+int64_t RealFft::complex_elems(const Extent& n)
+{
+    const std::vector<int> d = fft_dims(n);
+    int64_t c = d.back() / 2 + 1;
+    for (size_t i = 0; i + 1 < d.size(); ++i) c *= d[i];
+    return c;
+}
+
+RealFft::RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int threads)
+{
+    const std::vector<int> d = fft_dims(n);
+    {
+        std::lock_guard<std::mutex> lock(planner_mutex());
+        static const bool threads_ready = fftwf_init_threads() != 0;
+        fftwf_plan_with_nthreads(threads_ready ? threads : 1);
+        fftwf_set_timelimit(kPlanSecondsLimit);
+        forward_ = fftwf_plan_dft_r2c(int(d.size()), d.data(), real, spectrum, FFTW_MEASURE);
+        inverse_ = fftwf_plan_dft_c2r(int(d.size()), d.data(), spectrum, real, FFTW_MEASURE);
+        if (forward_ != nullptr && inverse_ != nullptr) return;
+        if (forward_ != nullptr) fftwf_destroy_plan(forward_);
+        if (inverse_ != nullptr) fftwf_destroy_plan(inverse_);
+    }
+    throw std::bad_alloc();
+}
+
+RealFft::~RealFft()
+{
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    fftwf_destroy_plan(forward_);
+    fftwf_destroy_plan(inverse_);
+}
+
+}  // namespace flcc::host
