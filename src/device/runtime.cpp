@@ -1,0 +1,57 @@
+// The CUDA runtime seen by the rest of the library: is a device usable, and page-locked host
+// memory for flcc_malloc. A machine without a GPU or driver is normal: every query answers "no"
+// and nothing is printed.
+#include "plan/memory.h"
+#include "plan/planner.h"
+
+#include <cuda_runtime.h>
+
+namespace flcc {
+
+namespace {
+
+// Number of usable devices, probed once (the probe initialises the runtime).
+int device_count()
+{
+    static const int count = [] {
+        int n = 0;
+        if (cudaGetDeviceCount(&n) != cudaSuccess) {
+            cudaGetLastError();   // clear the error so later calls start clean
+            return 0;
+        }
+        return n;
+    }();
+    return count;
+}
+
+}  // namespace
+
+bool device_available(int ordinal)
+{
+    const int n = device_count();
+    if (n == 0) return false;
+    if (ordinal < 0) {
+        int current = 0;
+        if (cudaGetDevice(&current) != cudaSuccess) {
+            cudaGetLastError();
+            return false;
+        }
+        ordinal = current;
+    }
+    return ordinal < n;
+}
+
+void* pinned_alloc(size_t bytes)
+{
+    if (device_count() == 0) return nullptr;
+    void* p = nullptr;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    return p;
+}
+
+void pinned_free(void* p) { cudaFreeHost(p); }
+
+}  // namespace flcc
