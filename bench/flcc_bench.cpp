@@ -11,6 +11,10 @@
 
 #include <CLI/CLI.hpp>
 
+#ifdef FLCC_BENCH_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -79,6 +83,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 struct Config {
     std::string op = "lcorr", region = "full", type = "single", platform = "host", method = "auto";
+    std::string memory = "host";   // where image and output live: host (page-locked) or device
     std::string rigor = "measure";
     int frames = 1, repeats = 5, warmup = 1, threads = 0;
 };
@@ -97,6 +102,7 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
     o.rigor = c.rigor == "estimate" ? FLCC_ESTIMATE : FLCC_MEASURE;
     o.threads = c.threads;
     o.method = method == "auto" ? nullptr : method.c_str();
+    o.device_resident = c.memory == "device";
 
     const flcc_size is{im.v[0], im.v[1], im.v[2]}, ts{tp.v[0], tp.v[1], tp.v[2]};
     flcc_plan plan = nullptr;
@@ -124,6 +130,18 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
     std::uniform_real_distribution<float> u(0.f, 1.f);
     for (size_t i = 0; i < in_n * c.frames; ++i) image[i] = u(rng);
     for (size_t i = 0; i < t_n; ++i) templ[i] = u(rng);
+    float* host_image = image;
+    float* host_out = out;
+#ifdef FLCC_BENCH_CUDA
+    if (c.memory == "device") {   // device-resident frames: the exec moves no data over PCIe
+        if (cudaMalloc(&image, in_n * c.frames * sizeof(float)) != cudaSuccess ||
+            cudaMalloc(&out, out_n * c.frames * sizeof(float)) != cudaSuccess ||
+            cudaMemcpy(image, host_image, in_n * c.frames * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+            std::fprintf(stderr, "flcc-bench: device memory\n");
+            return 1;
+        }
+    }
+#endif
 
     // SINGLE: each repeat is a new template (one value nudged), so template work is timed too.
     auto exec = [&](int rep) {
@@ -151,18 +169,24 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
     };
     std::printf("{\"bench\":\"flcc\",\"op\":\"%s\",\"dim\":%d,\"image\":%s,\"template\":%s,"
                 "\"region\":\"%s\",\"type\":\"%s\",\"frames\":%d,\"platform\":\"%s\","
-                "\"requested\":\"%s\",\"method\":\"%s\",\"rigor\":\"%s\",\"threads\":%d,"
+                "\"memory\":\"%s\",\"requested\":\"%s\",\"method\":\"%s\",\"rigor\":\"%s\",\"threads\":%d,"
                 "\"plan_seconds\":%.6g,\"seconds\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},"
                 "\"repeats\":%d,\"machine\":%s}\n",
                 c.op.c_str(), im.dim, dims(im).c_str(), dims(tp).c_str(), region_name(o.region),
-                c.type.c_str(), c.frames, c.platform.c_str(), json_escape(method).c_str(),
+                c.type.c_str(), c.frames, c.platform.c_str(), c.memory.c_str(), json_escape(method).c_str(),
                 flcc_plan_method(plan), c.rigor.c_str(),
                 c.threads ? c.threads : int(std::thread::hardware_concurrency()), plan_s,
                 t[t.size() / 2], t.front(), t.back(), c.repeats, machine.c_str());
     std::fflush(stdout);
-    flcc_free(image);
+#ifdef FLCC_BENCH_CUDA
+    if (c.memory == "device") {
+        cudaFree(image);
+        cudaFree(out);
+    }
+#endif
+    flcc_free(host_image);
     flcc_free(templ);
-    flcc_free(out);
+    flcc_free(host_out);
     flcc_destroy(plan);
     return 0;
 }
@@ -205,6 +229,8 @@ int main(int argc, char** argv)
     app.add_option("--frames", c.frames, "frames per exec")->check(CLI::Range(1, 1 << 20));
     app.add_option("--platform", c.platform, "host, device or any")->check(CLI::IsMember({"host", "device", "any"}));
     app.add_option("--method", c.method, "auto, all, or a solver name");
+    app.add_option("--memory", c.memory, "where frames live: host (page-locked) or device")
+        ->check(CLI::IsMember({"host", "device"}));
     app.add_option("--rigor", c.rigor, "measure or estimate")->check(CLI::IsMember({"measure", "estimate"}));
     app.add_option("--repeats", c.repeats, "timed repeats")->check(CLI::Range(1, 100000));
     app.add_option("--warmup", c.warmup, "untimed runs first")->check(CLI::Range(0, 1000));
@@ -216,9 +242,22 @@ int main(int argc, char** argv)
         for (int i = 0; i < flcc_solver_count(); ++i) std::printf("%s\n", flcc_solver_name(i));
         return 0;
     }
-    char machine[512];
-    std::snprintf(machine, sizeof machine, "{\"cpu\":\"%s\",\"hardware_threads\":%u}",
-                  json_escape(cpu_model()).c_str(), std::thread::hardware_concurrency());
+    std::string gpu = "null";
+#ifdef FLCC_BENCH_CUDA
+    cudaDeviceProp prop;
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+        gpu = "\"" + json_escape(prop.name) + "\"";
+    else
+        cudaGetLastError();
+#endif
+    if (c.memory == "device" && gpu == "null") {
+        std::fprintf(stderr, "flcc-bench: --memory device needs a CUDA build and a GPU\n");
+        return 2;
+    }
+    char machine[768];
+    std::snprintf(machine, sizeof machine, "{\"cpu\":\"%s\",\"hardware_threads\":%u,\"gpu\":%s}",
+                  json_escape(cpu_model()).c_str(), std::thread::hardware_concurrency(), gpu.c_str());
 
     int failures = 0;
     for (const std::string& is : split(images, ',')) {

@@ -15,7 +15,7 @@ int main(void)
     flcc_plan plan;
     flcc_size os;
     float *out;
-    int y, x, best = 0;
+    int y, x, best = 0, found;
     flcc_result r;
 
     srand(7);
@@ -41,9 +41,10 @@ int main(void)
         if (out[y] > out[best]) best = y;
     printf("method %s: peak r = %.6f at (%d, %d), expected (%d, %d)\n", flcc_plan_method(plan),
            out[best], best / os.w, best % os.w, ty, tx);
+    found = best / os.w == ty && best % os.w == tx && out[best] > 0.99999f;
     flcc_destroy(plan);
     flcc_free(img);
     flcc_free(t);
     flcc_free(out);
-    return (best / os.w == ty && best % os.w == tx && out[best] > 0.99999f) ? 0 : 1;
+    return found ? 0 : 1;
 }

@@ -113,6 +113,9 @@ typedef struct {
     int check_finite;       /**< 1 (default): report NaN/Inf input as FLCC_NONFINITE_INPUT;
                                  0: skip the check (non-finite input then gives undefined
                                  output, never a crash) */
+    int device_resident;    /**< 0 (default): images and outputs will be host memory, so the
+                                 planner times GPU solvers with their transfers; 1: they will be
+                                 GPU memory (exec accepts either kind whatever this says) */
 } flcc_options;
 
 /** Sets every field of *opts to its default. NULL is ignored. */
@@ -137,6 +140,9 @@ FLCC_API flcc_result flcc_lcorr_plan(flcc_plan *plan, int dim, flcc_size image, 
 /**
  * Executes a convolution plan on `count` (>= 1) images stored back to back in `image`, with one
  * template, writing `count` outputs back to back in `out` (see flcc_plan_output_size).
+ * Pointers may be host memory (page-locked or not) or, in a build with CUDA, device memory;
+ * the kind is detected. GPU plans overlap transfers with compute for host frames; host plans
+ * given device memory copy it through host memory.
  * out[i] = sum_k image[k] * templ[i - k] over the zero-padded image (scipy.signal.convolve).
  *
  * The plan keeps the prepared template (normalised template, spectra): when `templ` holds the
@@ -175,6 +181,41 @@ FLCC_API int flcc_plan_candidate_count(flcc_plan plan);
  *  frame in seconds. A candidate skipped by the planner's time budget reports a negative time. */
 FLCC_API flcc_result flcc_plan_candidate(flcc_plan plan, int index, const char **name,
                                          double *seconds);
+
+/**
+ * Binds a GPU plan to a caller's CUDA stream (a cudaStream_t, passed as void*), like
+ * cufftSetStream. Execs whose image and output are both device memory are then enqueued on that
+ * stream and return without waiting; errors found by the work itself (non-finite input) are
+ * reported by the next flcc_plan_synchronize. Execs on host memory still return when the output
+ * is ready. NULL restores the plan's own stream. FLCC_INVALID_PLATFORM for a host plan.
+ */
+FLCC_API flcc_result flcc_plan_set_stream(flcc_plan plan, void *stream);
+
+/** Waits for the plan's enqueued work and returns the first error it found since the last call
+ *  (FLCC_SUCCESS when none). Host plans have nothing pending and return FLCC_SUCCESS. */
+FLCC_API flcc_result flcc_plan_synchronize(flcc_plan plan);
+
+/** @name Wisdom
+ * The planner's decisions (problem -> solver), reused by later plans without timing, FFTW
+ * style. Wisdom is keyed by the problem (operation, sizes, region, type, threads, platform,
+ * data residency) and signed with this build's configuration (version, solver list, CPU
+ * instruction set, GPU); wisdom from another configuration or a corrupt text is rejected with
+ * FLCC_INVALID_WISDOM and planning goes on as usual. If the environment variable
+ * FLCC_WISDOM_FILE names a file, every plan consults it and adds its new decisions to it.
+ * FLCC_WISDOM_ONLY plans fail with FLCC_WISDOM_MISS when no decision is recorded.
+ */
+/**@{*/
+/** The wisdom as text in *text (free with flcc_free). */
+FLCC_API flcc_result flcc_wisdom_export(char **text);
+/** Merges wisdom text into the process's wisdom. */
+FLCC_API flcc_result flcc_wisdom_import(const char *text);
+/** Writes the wisdom to a file (FLCC_IO_ERROR when it cannot be written). */
+FLCC_API flcc_result flcc_wisdom_export_file(const char *path);
+/** Merges wisdom from a file (FLCC_IO_ERROR when it cannot be read). */
+FLCC_API flcc_result flcc_wisdom_import_file(const char *path);
+/** Forgets all wisdom of this process. */
+FLCC_API void flcc_wisdom_forget(void);
+/**@}*/
 
 /** Allocates `bytes` aligned to 64 bytes (page-locked when this build has CUDA and a device is
  *  usable, which speeds up transfers). Returns NULL on failure or for 0 bytes. */

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 
 namespace th {
@@ -122,6 +123,22 @@ std::string describe(const ref::Shape& s)
     else
         std::snprintf(buf, sizeof buf, "%dx%dx%d t%dx%dx%d %s", s.image.h, s.image.w, s.image.d,
                       s.templ.h, s.templ.w, s.templ.d, reg[s.region]);
+    return buf;
+}
+
+std::string worst(const ref::Shape& s, const std::vector<double>& r, const float* out)
+{
+    size_t at = 0;
+    double e = -1;
+    for (size_t i = 0; i < r.size(); ++i) {
+        const double d = std::fabs(r[i] - double(out[i]));
+        if (!(d <= e)) e = d, at = i;
+    }
+    const auto ext = ref::out_extent(s);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "at (%lld, %lld, %lld): ref %.9g, out %.9g",
+                  (long long)(at / size_t(ext[1] * ext[2])), (long long)(at / size_t(ext[2]) % size_t(ext[1])),
+                  (long long)(at % size_t(ext[2])), r.empty() ? 0.0 : r[at], r.empty() ? 0.0 : double(out[at]));
     return buf;
 }
 

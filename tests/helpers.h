@@ -47,6 +47,9 @@ double error(flcc_op op, const std::vector<double>& ref, const float* out);
 
 std::string describe(const ref::Shape& s);
 
+// Where out differs most from ref: "at (plane, row, col): ref R, out O".
+std::string worst(const ref::Shape& s, const std::vector<double>& ref, const float* out);
+
 // True when a usable CUDA device is present (a device plan can be made).
 bool have_device();
 

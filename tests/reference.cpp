@@ -164,6 +164,7 @@ const char* data_name(Data d)
     case Data::ramp: return "uint16 ramp+N(0,3)";
     case Data::panels: return "constant panels";
     case Data::constant: return "constant";
+    case Data::plateaus: return "plateaus 0 | 1e3, N(0,1)";
     }
     return "?";
 }
@@ -197,6 +198,7 @@ std::vector<float> make_data(Data kind, const Shape& s, bool image, std::mt19937
             break;
         }
         case Data::constant: x = 12345.0; break;
+        case Data::plateaus: x = (i % cols < cols / 2 ? 0.0 : 1e3) + g(rng); break;
         }
         v[size_t(i)] = float(x);
     }

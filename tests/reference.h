@@ -33,7 +33,9 @@ double max_abs_diff(const std::vector<double>& a, const float* b);
 double max_abs(const std::vector<double>& a);
 
 // Data classes of DESIGN.md section 4.
-enum class Data { uniform, uint8, uint16, offset, ramp, panels, constant };
+// plateaus: two noisy levels 1e3 apart side by side, so that tiles centred on their mean hold
+// windows whose own mean is far from it (kappa ~ 500): the recomputed-window path.
+enum class Data { uniform, uint8, uint16, offset, ramp, panels, constant, plateaus };
 const char* data_name(Data d);
 std::vector<float> make_data(Data d, const Shape& s, bool image, std::mt19937& rng);
 

@@ -60,7 +60,7 @@ TEST_CASE("every host solver passes the LCC data classes", "[solvers][numerics]"
         }
         for (const ref::Shape& s : shapes)
             for (Data d : {Data::uniform, Data::uint8, Data::uint16, Data::offset, Data::ramp,
-                           Data::panels, Data::constant}) {
+                           Data::panels, Data::constant, Data::plateaus}) {
                 const auto img = ref::make_data(d, s, true, rng);
                 const auto t = ref::make_data(d, s, false, rng);
                 th::RunOptions o;

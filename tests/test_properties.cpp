@@ -244,6 +244,7 @@ TEST_CASE("MEASURE times the candidates and keeps the fastest", "[planner]")
     CHECK(best_name == flcc_plan_method(p));
     flcc_destroy(p);
 
+    flcc_wisdom_forget();   // otherwise the MEASURE decision above is reused
     o.rigor = FLCC_ESTIMATE;
     REQUIRE(flcc_plan_create(&p, FLCC_LCORR, 2, flcc_size{120, 130, 1}, flcc_size{8, 8, 1}, &o) ==
             FLCC_SUCCESS);

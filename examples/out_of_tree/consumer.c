@@ -12,7 +12,7 @@ int main(void)
     int i;
     for (i = 0; i < 32 * 32; ++i) img[i] = (float)((i * 7919) % 257);
     for (i = 0; i < 16; ++i) t[i] = img[5 * 32 + 9 + (i / 4) * 32 + i % 4];
-    r = flcc_lcorr_plan(&plan, 2, image, templ, FLCC_SINGLE, FLCC_HOST);
+    r = flcc_lcorr_plan(&plan, 2, image, templ, FLCC_SINGLE, FLCC_ANY);
     if (r == FLCC_SUCCESS) r = flcc_lcorr_exec(plan, img, t, out, 1);
     flcc_destroy(plan);
     /* full region: the match at image (5, 9) is output (5 + 3, 9 + 3) */

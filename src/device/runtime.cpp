@@ -54,4 +54,48 @@ void* pinned_alloc(size_t bytes)
 
 void pinned_free(void* p) { cudaFreeHost(p); }
 
+MemorySpace memory_space(const void* p)
+{
+    if (device_count() == 0 || p == nullptr) return MemorySpace::host;
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return MemorySpace::host;
+    }
+    // Managed memory is usable from the device; page-locked host memory counts as host.
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged ? MemorySpace::device
+                                                                             : MemorySpace::host;
+}
+
+bool copy_to_host(void* dst, const void* src, size_t bytes)
+{
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) == cudaSuccess) return true;
+    cudaGetLastError();
+    return false;
+}
+
+bool copy_to_device(void* dst, const void* src, size_t bytes)
+{
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess) return true;
+    cudaGetLastError();
+    return false;
+}
+
+void* device_alloc(size_t bytes, int ordinal)
+{
+    if (!device_available(ordinal)) return nullptr;
+    int previous = 0;
+    cudaGetDevice(&previous);
+    if (ordinal >= 0) cudaSetDevice(ordinal);
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        p = nullptr;
+    }
+    cudaSetDevice(previous);
+    return p;
+}
+
+void device_free(void* p) { cudaFree(p); }
+
 }  // namespace flcc

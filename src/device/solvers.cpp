@@ -3,9 +3,15 @@
 
 namespace flcc {
 
-void register_device_solvers(SolverList&)
+namespace device {
+void register_direct_solvers(SolverList& list);
+void register_fourier_solvers(SolverList& list);
+}
+
+void register_device_solvers(SolverList& list)
 {
-    // The GPU solvers (generated direct kernels, cuFFT) register here as they are built.
+    device::register_direct_solvers(list);
+    device::register_fourier_solvers(list);
 }
 
 }  // namespace flcc

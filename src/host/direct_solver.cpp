@@ -52,6 +52,8 @@ public:
     }
 
 private:
+    const float* lcc_taps() const override { return taps_.data(); }
+
     void compute(const TileView& t, int) override
     {
         const int64_t slice = p_.templ[1] * p_.templ[2];

@@ -182,6 +182,7 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     if (!st.finite && p_.check_finite) return false;
 
     double tau_abs = -1;   // exact mode unless set below
+    double small_s2 = 0;
     if (lcorr && st.finite) {
         // The magnitude of the values real windows see: image values only. Boundary tiles have
         // c = 0, so their padding is 0; interior tiles' real windows never reach the -c fill.
@@ -209,6 +210,7 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
         if (!exact) {
             const double f = guard_factor(b), u = 0x1p-53;
             tau_abs = (3.5 * n * f * u + f * f * u * u) * m * m;
+            small_s2 = 1e-6 * n * m * m;
         }
     }
 
@@ -224,6 +226,8 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     v.cols = round_up(b.real[2], col_multiple_);
     v.real_rows = b.real[1];
     v.real_cols = b.real[2];
+    v.origin = b.origin;
+    v.boundary = b.boundary;
     numerator.compute(v, thread);
 
     for (int64_t q = 0; q < b.real[0]; ++q) {
@@ -255,11 +259,19 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
             a.t2 = p_.templ[2];
             a.n = double(volume(p_.templ));
             a.tau_abs = tau_abs;
+            a.small_s2 = small_s2;
             a.v1 = s.v1.data();
             a.v2 = s.v2.data();
             a.q1 = s.q1.data();
             a.q2 = s.q2.data();
             a.zeros = s.zeros.data();
+            a.taps = numerator.lcc_taps();
+            a.t0 = p_.templ[0];
+            a.frame = frame;
+            for (int k = 0; k < 3; ++k) a.image[k] = p_.image[k];
+            a.box[0] = b.origin[0] + q - p_.pad[0];
+            a.box[1] = b.origin[1] - p_.pad[1];
+            a.box[2] = b.origin[2] - p_.pad[2];
             a.out = dst;
             a.out_row = p_.out[2];
             ks_.lcc_plane(a);

@@ -71,6 +71,8 @@ struct TileView {
     int64_t num_row, num_plane;
     int64_t planes, rows, cols;        // padded extents to compute
     int64_t real_rows, real_cols;      // real outputs (the rest is discarded)
+    Extent origin;                     // output index of the tile's first output
+    bool boundary;                     // not centred: some window reaches into the padding
 };
 
 // Computes the numerator of one tile (direct kernels, FFTs, ...); `thread` indexes the
@@ -79,6 +81,9 @@ class Numerator {
 public:
     virtual ~Numerator() = default;
     virtual void compute(const TileView& tile, int thread) = 0;
+    // LCC: the normalised template the numerator correlates with (planes x rows x cols), used
+    // to recompute the numerator of ill-conditioned windows around their own mean.
+    virtual const float* lcc_taps() const { return nullptr; }
 };
 
 class TileRunner {

@@ -1,15 +1,20 @@
 // The C entry points. Each validates its arguments, then does its work inside a try block:
 // no exception, abort or print crosses the C boundary.
 #include "flcc.h"
+#include "plan/memory.h"
 #include "plan/plan.h"
 #include "plan/planner.h"
 #include "plan/registry.h"
 #include "plan/template.h"
+#include "plan/wisdom.h"
 
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <new>
 #include <unordered_map>
+#include <vector>
 
 namespace flcc {
 
@@ -56,6 +61,12 @@ bool plan_release(const flcc_plan_s* handle)
 
 namespace {
 
+// Device data for a host solver, or mixed host/device pointers for a GPU solver, go through
+// host memory: the unusual case, so the staging buffers are made per call.
+struct Staging {
+    std::vector<float> image, out;
+};
+
 // Runs an exec call on a validated plan.
 flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ, float* out,
                  int count)
@@ -66,15 +77,22 @@ flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ
     if (image == nullptr || templ == nullptr || out == nullptr) return FLCC_NULL_POINTER;
     if (count < 1) return FLCC_INVALID_VALUE;
     const Problem& p = plan->problem;
-    int64_t total;
-    if (__builtin_mul_overflow(p.image_elems(), int64_t(count), &total) ||
-        __builtin_mul_overflow(p.out_elems(), int64_t(count), &total) ||
-        __builtin_mul_overflow(total, int64_t(sizeof(float)), &total))
+    int64_t in_bytes, out_bytes;
+    if (__builtin_mul_overflow(p.image_elems(), int64_t(count) * int64_t(sizeof(float)), &in_bytes) ||
+        __builtin_mul_overflow(p.out_elems(), int64_t(count) * int64_t(sizeof(float)), &out_bytes))
         return FLCC_INVALID_SIZE;
 
     std::lock_guard<std::mutex> lock(plan->exec_mutex);
+
+    // The template, on the host, compared by value with the prepared one.
     const int64_t tn = p.templ_elems();
     const size_t tbytes = size_t(tn) * sizeof(float);
+    std::vector<float> templ_host;
+    if (memory_space(templ) == MemorySpace::device) {
+        templ_host.resize(size_t(tn));
+        if (!copy_to_host(templ_host.data(), templ, tbytes)) return FLCC_DEVICE_ERROR;
+        templ = templ_host.data();
+    }
     if (!plan->template_ready || std::memcmp(plan->template_copy.data(), templ, tbytes) != 0) {
         if (p.check_finite && !all_finite(templ, tn)) return FLCC_NONFINITE_INPUT;
         plan->template_copy.assign(templ, templ + tn);
@@ -84,7 +102,29 @@ flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ
         if (r != FLCC_SUCCESS) return r;
         plan->template_ready = true;
     }
-    return plan->executor->execute(image, out, count, MemorySpace::host);
+
+    const MemorySpace in_space = memory_space(image), out_space = memory_space(out);
+    const bool gpu = plan->solver->platform() == FLCC_DEVICE;
+    if (in_space == out_space && (gpu || in_space == MemorySpace::host))
+        return plan->executor->execute(image, out, count, in_space);
+
+    Staging st;
+    const float* src = image;
+    float* dst = out;
+    if (in_space == MemorySpace::device) {
+        st.image.resize(size_t(in_bytes / 4));
+        if (!copy_to_host(st.image.data(), image, size_t(in_bytes))) return FLCC_DEVICE_ERROR;
+        src = st.image.data();
+    }
+    if (out_space == MemorySpace::device) {
+        st.out.resize(size_t(out_bytes / 4));
+        dst = st.out.data();
+    }
+    const flcc_result r = plan->executor->execute(src, dst, count, MemorySpace::host);
+    if (r == FLCC_SUCCESS && out_space == MemorySpace::device &&
+        !copy_to_device(out, st.out.data(), size_t(out_bytes)))
+        return FLCC_DEVICE_ERROR;
+    return r;
 }
 
 template <class F>
@@ -118,6 +158,7 @@ void flcc_options_init(flcc_options* o)
     o->method = nullptr;
     o->device = -1;
     o->check_finite = 1;
+    o->device_resident = 0;
 }
 
 flcc_result flcc_plan_create(flcc_plan* plan, flcc_op op, int dim, flcc_size image,
@@ -217,6 +258,79 @@ flcc_result flcc_plan_candidate(flcc_plan handle, int index, const char** name, 
     *name = plan->candidates[size_t(index)].name.c_str();
     *seconds = plan->candidates[size_t(index)].seconds;
     return FLCC_SUCCESS;
+}
+
+flcc_result flcc_plan_set_stream(flcc_plan handle, void* stream)
+{
+    const auto plan = plan_acquire(handle);
+    if (plan == nullptr) return FLCC_INVALID_PLAN;
+    return guarded([&] {
+        std::lock_guard<std::mutex> lock(plan->exec_mutex);
+        return plan->executor->set_stream(stream);
+    });
+}
+
+flcc_result flcc_plan_synchronize(flcc_plan handle)
+{
+    const auto plan = plan_acquire(handle);
+    if (plan == nullptr) return FLCC_INVALID_PLAN;
+    return guarded([&] {
+        std::lock_guard<std::mutex> lock(plan->exec_mutex);
+        return plan->executor->synchronize();
+    });
+}
+
+flcc_result flcc_wisdom_export(char** text)
+{
+    if (text == nullptr) return FLCC_NULL_POINTER;
+    *text = nullptr;
+    return guarded([&] {
+        const std::string w = wisdom::export_text();
+        char* out = static_cast<char*>(flcc_malloc(w.size() + 1));
+        if (out == nullptr) return FLCC_ALLOC_FAILED;
+        std::memcpy(out, w.c_str(), w.size() + 1);
+        *text = out;
+        return FLCC_SUCCESS;
+    });
+}
+
+flcc_result flcc_wisdom_import(const char* text)
+{
+    if (text == nullptr) return FLCC_NULL_POINTER;
+    return guarded([&] { return wisdom::import_text(text); });
+}
+
+flcc_result flcc_wisdom_export_file(const char* path)
+{
+    if (path == nullptr) return FLCC_NULL_POINTER;
+    return guarded([&] {
+        std::ofstream out(path, std::ios::trunc);
+        if (!out) return FLCC_IO_ERROR;
+        out << wisdom::export_text();
+        out.close();
+        return out ? FLCC_SUCCESS : FLCC_IO_ERROR;
+    });
+}
+
+flcc_result flcc_wisdom_import_file(const char* path)
+{
+    if (path == nullptr) return FLCC_NULL_POINTER;
+    return guarded([&] {
+        std::ifstream in(path);
+        if (!in) return FLCC_IO_ERROR;
+        std::stringstream ss;
+        ss << in.rdbuf();
+        if (in.bad()) return FLCC_IO_ERROR;
+        return wisdom::import_text(ss.str());
+    });
+}
+
+void flcc_wisdom_forget(void)
+{
+    try {
+        wisdom::forget();
+    } catch (...) {
+    }
 }
 
 const char* flcc_result_string(flcc_result r)

@@ -9,6 +9,11 @@ namespace flcc {
 #ifndef FLCC_HAVE_CUDA
 void* pinned_alloc(size_t) { return nullptr; }
 void pinned_free(void*) {}
+MemorySpace memory_space(const void*) { return MemorySpace::host; }
+bool copy_to_host(void*, const void*, size_t) { return false; }
+bool copy_to_device(void*, const void*, size_t) { return false; }
+void* device_alloc(size_t, int) { return nullptr; }
+void device_free(void*) {}
 #endif
 
 namespace {

@@ -1,10 +1,24 @@
-// Host memory for users (flcc_malloc) and for the wisdom text. Page-locked allocation comes from
-// the device module when the build has CUDA and a device is usable.
+// Memory as the plan layer sees it: host memory for users (flcc_malloc) and the wisdom text, and
+// the few device-memory services the plan layer needs (telling pointers apart, staging copies).
+// The device module implements them when the build has CUDA; otherwise every pointer is host.
 #pragma once
 
 #include <cstddef>
 
 namespace flcc {
+
+enum class MemorySpace { host, device };
+
+// Where `p` points. Host includes page-locked host memory.
+MemorySpace memory_space(const void* p);
+
+// Copies between host and device memory; false when the copy failed.
+bool copy_to_host(void* dst, const void* device_src, size_t bytes);
+bool copy_to_device(void* device_dst, const void* src, size_t bytes);
+
+// Device memory on `ordinal` (-1: current device); nullptr when it cannot be had.
+void* device_alloc(size_t bytes, int ordinal);
+void device_free(void* p);
 
 // Page-locked host memory, or nullptr when no usable device (or no CUDA in this build).
 void* pinned_alloc(size_t bytes);

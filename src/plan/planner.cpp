@@ -1,7 +1,9 @@
 #include "plan/planner.h"
 
+#include "plan/memory.h"
 #include "plan/registry.h"
 #include "plan/template.h"
+#include "plan/wisdom.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,10 +25,14 @@ bool on_platform(const Solver& s, flcc_platform platform, bool device_ok)
     return platform == FLCC_ANY || s.platform() == platform;
 }
 
-// Planner-owned inputs: random frames and template, never the user's buffers.
+// Planner-owned inputs: random frames and template, never the user's buffers. For a plan that
+// promises device-resident data, GPU solvers are timed on device copies.
 struct TimingData {
     std::vector<float> image, out, templ;
     int64_t frames;
+    float* device_image = nullptr;
+    float* device_out = nullptr;
+
     explicit TimingData(const Problem& p)
         : frames(p.type == FLCC_STREAM ? 2 : 1)
     {
@@ -37,22 +43,44 @@ struct TimingData {
         templ.resize(size_t(p.templ_elems()));
         for (float& v : image) v = u(rng);
         for (float& v : templ) v = u(rng);
+        if (p.device_resident && device_available(p.device)) {
+            device_image = static_cast<float*>(device_alloc(image.size() * sizeof(float), p.device));
+            device_out = static_cast<float*>(device_alloc(out.size() * sizeof(float), p.device));
+            if (device_image == nullptr || device_out == nullptr ||
+                !copy_to_device(device_image, image.data(), image.size() * sizeof(float))) {
+                device_free(device_image);
+                device_free(device_out);
+                device_image = device_out = nullptr;
+            }
+        }
     }
+    ~TimingData()
+    {
+        device_free(device_image);
+        device_free(device_out);
+    }
+    TimingData(const TimingData&) = delete;
+    TimingData& operator=(const TimingData&) = delete;
 };
 
 using Clock = std::chrono::steady_clock;
 
 // Seconds per frame: SINGLE = template preparation plus one frame; STREAM = frames with the
 // template already prepared. Median of repeats after a warm-up; fewer repeats when slow.
-double time_executor(Executor& ex, const Problem& p, TimingData& d, flcc_result& status)
+double time_executor(Executor& ex, const Solver& s, const Problem& p, TimingData& d,
+                     flcc_result& status)
 {
     const bool stream = p.type == FLCC_STREAM;
     const bool constant = template_is_constant(d.templ.data(), p.templ_elems());
+    const bool on_device = s.platform() == FLCC_DEVICE && d.device_image != nullptr;
+    const float* image = on_device ? d.device_image : d.image.data();
+    float* out = on_device ? d.device_out : d.out.data();
+    const MemorySpace space = on_device ? MemorySpace::device : MemorySpace::host;
     auto once = [&]() -> double {
         const auto t0 = Clock::now();
         flcc_result r = FLCC_SUCCESS;
         if (!stream) r = ex.set_template(d.templ.data(), constant);
-        if (r == FLCC_SUCCESS) r = ex.execute(d.image.data(), d.out.data(), d.frames, MemorySpace::host);
+        if (r == FLCC_SUCCESS) r = ex.execute(image, out, d.frames, space);
         if (r != FLCC_SUCCESS) status = r;
         return std::chrono::duration<double>(Clock::now() - t0).count() / double(d.frames);
     };
@@ -68,6 +96,43 @@ double time_executor(Executor& ex, const Problem& p, TimingData& d, flcc_result&
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
 }
+
+// The key of a decision: the problem plus where it may run and where its data lives.
+std::string wisdom_key(const Problem& p, flcc_platform platform)
+{
+    static const char* names[] = {"host", "device", "any"};
+    return p.key() + " " + names[platform] + (p.device_resident ? " resident" : "");
+}
+
+// MEASURE times large problems on a proxy: the image cropped so that timing data stays small
+// (the template and region unchanged), with times scaled by the ratio of output elements.
+// Tiled solvers cost in proportion to their outputs, so the ranking carries over.
+Problem timing_proxy(const Problem& p, double& scale)
+{
+    scale = 1;
+    const int64_t limit = p.dim == 2 ? 2048 : 160;
+    Problem q = p;
+    bool cropped = false;
+    for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a)
+        if (q.image[a] > limit && q.image[a] > 2 * q.templ[a]) {
+            q.image[a] = std::max(limit, 2 * q.templ[a]);
+            cropped = true;
+        }
+    if (!cropped) return p;
+    for (int a = 0; a < 3; ++a) {
+        const int64_t s = q.image[a], t = q.templ[a];
+        switch (q.region) {
+        case FLCC_FULL: q.out[a] = s + t - 1; break;
+        case FLCC_SAME: q.out[a] = s; break;
+        case FLCC_VALID: q.out[a] = s - t + 1; break;
+        }
+    }
+    scale = double(p.out_elems()) / double(q.out_elems());
+    return q;
+}
+
+// Total time MEASURE spends timing candidates, after the first (always timed).
+constexpr double kMeasureBudget = 1.5;
 
 }  // namespace
 
@@ -100,6 +165,19 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
     std::stable_sort(cands.begin(), cands.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
 
+    // Wisdom: a recorded decision is reused without timing (MEASURE decisions serve every
+    // rigour); a solver gone from this platform or no longer applicable is planned afresh.
+    const std::string key = wisdom_key(p, opts.platform);
+    const std::string known = wisdom::lookup(key);
+    if (!known.empty()) {
+        const Solver* s = find_solver(known.c_str());
+        if (s != nullptr && on_platform(*s, opts.platform, device_ok) && s->applicable(p) &&
+            s->create(p, plan.executor) == FLCC_SUCCESS) {
+            plan.solver = s;
+            plan.candidates.push_back({s->name(), s->estimate_seconds(p)});
+            return FLCC_SUCCESS;
+        }
+    }
     if (opts.rigor == FLCC_WISDOM_ONLY) return FLCC_WISDOM_MISS;
 
     if (opts.rigor == FLCC_ESTIMATE) {
@@ -113,29 +191,48 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         return FLCC_ALLOC_FAILED;
     }
 
-    // MEASURE.
-    TimingData data(p);
+    // MEASURE, on a proxy when the problem is large.
+    double scale = 1;
+    const Problem proxy = timing_proxy(p, scale);
+    const bool on_proxy = scale != 1;
+    TimingData data(proxy);
     double best = -1;
+    const Solver* winner = nullptr;
     flcc_result last_error = FLCC_ALLOC_FAILED;
+    const auto start = Clock::now();
     for (const auto& c : cands) {
-        // A candidate predicted to be far slower than the best measured one is not timed.
-        if (best > 0 && c.first > 8 * best) {
+        // A candidate predicted to be far slower than the best measured one is not timed, nor
+        // is any once the time budget is spent.
+        const double spent = std::chrono::duration<double>(Clock::now() - start).count();
+        if (best > 0 && (c.first > 8 * best || spent > kMeasureBudget)) {
+            plan.candidates.push_back({c.second->name(), -1});
+            continue;
+        }
+        if (!c.second->applicable(proxy)) {
             plan.candidates.push_back({c.second->name(), -1});
             continue;
         }
         std::unique_ptr<Executor> ex;
-        flcc_result r = c.second->create(p, ex);
+        flcc_result r = c.second->create(proxy, ex);
         double t = -1;
-        if (r == FLCC_SUCCESS) t = time_executor(*ex, p, data, r);
+        if (r == FLCC_SUCCESS) t = time_executor(*ex, *c.second, proxy, data, r);
         if (r != FLCC_SUCCESS) last_error = r;
+        if (t >= 0) t *= scale;
         plan.candidates.push_back({c.second->name(), t});
         if (t >= 0 && (best < 0 || t < best)) {
             best = t;
-            plan.executor = std::move(ex);
-            plan.solver = c.second;
+            winner = c.second;
+            if (!on_proxy) plan.executor = std::move(ex);
         }
     }
-    return plan.solver != nullptr ? FLCC_SUCCESS : last_error;
+    if (winner == nullptr) return last_error;
+    if (on_proxy) {
+        const flcc_result r = winner->create(p, plan.executor);
+        if (r != FLCC_SUCCESS) return r;
+    }
+    plan.solver = winner;
+    wisdom::record(key, winner->name());
+    return FLCC_SUCCESS;
 }
 
 }  // namespace flcc

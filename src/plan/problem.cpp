@@ -65,6 +65,7 @@ flcc_result make_problem(Problem& p, flcc_op op, int dim, flcc_size image, flcc_
         return FLCC_INVALID_VALUE;
     if (o.threads < 0 || o.device < -1) return FLCC_INVALID_VALUE;
     if (o.check_finite != 0 && o.check_finite != 1) return FLCC_INVALID_VALUE;
+    if (o.device_resident != 0 && o.device_resident != 1) return FLCC_INVALID_VALUE;
 
     Problem q;
     q.op = op == FLCC_CONV ? Op::conv : Op::lcorr;
@@ -100,6 +101,7 @@ flcc_result make_problem(Problem& p, flcc_op op, int dim, flcc_size image, flcc_
     q.threads = o.threads == 0 ? hardware_threads() : o.threads;
     q.device = o.device;
     q.check_finite = o.check_finite != 0;
+    q.device_resident = o.device_resident != 0;
     p = q;
     return FLCC_SUCCESS;
 }

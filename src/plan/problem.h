@@ -30,6 +30,7 @@ struct Problem {
     int threads = 1;            // resolved (never 0)
     int device = -1;
     bool check_finite = true;
+    bool device_resident = false;   // the planner times GPU solvers on device data
 
     int64_t image_elems() const { return volume(image); }
     int64_t templ_elems() const { return volume(templ); }

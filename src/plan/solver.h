@@ -4,14 +4,12 @@
 #pragma once
 
 #include "flcc.h"
+#include "plan/memory.h"
 #include "plan/problem.h"
 
 #include <memory>
 
 namespace flcc {
-
-// Memory kinds an executor may be handed at execute time.
-enum class MemorySpace { host, device };
 
 class Executor {
 public:
@@ -23,10 +21,15 @@ public:
     // For LCC, `constant` says the template has zero variance (every output is then 0).
     virtual flcc_result set_template(const float* templ, bool constant) = 0;
 
-    // Runs `count` frames stored back to back. `space` says where image and out live; host
-    // solvers are only ever given host memory.
+    // Runs `count` frames stored back to back. `space` says where image and out both live; host
+    // solvers are only ever given host memory (the plan layer stages device data for them).
     virtual flcc_result execute(const float* image, float* out, int64_t count,
                                 MemorySpace space) = 0;
+
+    // GPU executors: enqueue on a caller's CUDA stream (nullptr: their own), and wait for
+    // enqueued work, returning the first error it found. Host executors have neither.
+    virtual flcc_result set_stream(void* stream) { return FLCC_INVALID_PLATFORM; }
+    virtual flcc_result synchronize() { return FLCC_SUCCESS; }
 
     // Bytes of memory this executor holds (for introspection and memory budgets).
     virtual int64_t memory_bytes() const = 0;

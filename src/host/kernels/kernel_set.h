@@ -38,6 +38,9 @@ struct LccPlaneArgs {
     int64_t t1 = 0, t2 = 0;
     double n = 0;                 // template elements
     double tau_abs = 0;           // guard on n*S2 - S1^2; negative selects exact mode (D <= 0)
+    double small_s2 = 0;          // guarded mode: windows the guard zeroes whose S2 lies in
+                                  // (0, small_s2) are far smaller than the tile's magnitude, so
+                                  // the tile-wide bound overstates their error: recompute them
     float* out = nullptr;         // where the coefficients go (real columns only)
     int64_t out_row = 0;
     double* v1 = nullptr;         // scratch: >= cols + t2 + 2*kDoubles doubles each
@@ -45,6 +48,14 @@ struct LccPlaneArgs {
     double* q1 = nullptr;
     double* q2 = nullptr;
     const double* zeros = nullptr;   // a row of zeros as wide as v1
+    // Ill-conditioned windows are recomputed from the original image values (see
+    // window_sums.h): the normalised template (t0 x t1 x t2; null disables this), the frame,
+    // its extent, and the image coordinates of this plane's window (0, 0) (may be padding).
+    const float* taps = nullptr;
+    int64_t t0 = 1;
+    const float* frame = nullptr;
+    int64_t image[3] = {0, 0, 0};
+    int64_t box[3] = {0, 0, 0};
 };
 
 struct KernelSet {

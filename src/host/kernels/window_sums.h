@@ -8,6 +8,16 @@
 // every sum and both products n*S2 and S1^2 are integers below 2^53) n*S2 - S1^2 is exact, so a
 // constant panel gives exactly 0 and no real variance is ever lost; otherwise panels whose value
 // is below the rigorous rounding bound tau (scaled to the tile's magnitude) give 0.
+//
+// The numerator N = sum x t' was computed in float on data centred on the tile's mean; a window
+// whose own mean lies far from it compared with its spread (kappa = |mean|/sigma large) loses
+// digits there, both in the accumulation and in the float centring itself. Such windows
+// (kappa > kRecentre) are recomputed from the original image values around their own mean, in
+// double (two passes: mean, then N and D): O(n) for them alone, accurate for all. So are the
+// windows the tile-wide guard would zero although their own values are tiny next to the tile's
+// magnitude (a few real values among zero padding, a faint region beside a bright one): the
+// guard's bound is the tile's, theirs is far smaller. Windows of exactly zero energy (S2 = 0)
+// stay on the fast path.
 #pragma once
 
 #include "host/kernels/kernel_set.h"
@@ -16,6 +26,36 @@
 #include <cmath>
 
 namespace flcc::host::FLCC_ISA_NS {
+
+constexpr double kRecentre = 32;
+
+// r of the window at (r, c) of the plane, from the original image values (zero padding
+// included) in double: the mean, then N = sum (v - mean) t' and D = sum (v - mean)^2.
+inline float recomputed(const LccPlaneArgs& a, int64_t r, int64_t c)
+{
+    const auto walk = [&](auto&& f) {
+        const float* t = a.taps;
+        for (int64_t p = 0; p < a.t0; ++p)
+            for (int64_t i = 0; i < a.t1; ++i)
+                for (int64_t j = 0; j < a.t2; ++j, ++t) {
+                    const int64_t g0 = a.box[0] + p, g1 = a.box[1] + r + i, g2 = a.box[2] + c + j;
+                    const bool in = g0 >= 0 && g0 < a.image[0] && g1 >= 0 && g1 < a.image[1] &&
+                                    g2 >= 0 && g2 < a.image[2];
+                    f(in ? double(a.frame[(g0 * a.image[1] + g1) * a.image[2] + g2]) : 0.0, double(*t));
+                }
+    };
+    double sum = 0;
+    walk([&](double v, double) { sum += v; });
+    const double mean = sum / a.n;
+    double num = 0, d = 0, off = 0;
+    walk([&](double v, double t) {
+        num += (v - mean) * t;
+        d += (v - mean) * (v - mean);
+        off += v - mean;
+    });
+    d -= off * off / a.n;   // the rounding of the mean
+    return d > 0 ? float(num / std::sqrt(d)) : 0.0f;
+}
 
 // One running step of the column sums followed by their prefix scan, in a single pass:
 // V += row `add` - row `sub` (sub: a row of zeros when nothing is removed),
@@ -92,13 +132,16 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
 
     // D = n * window variance, or 0 when unresolvable. n*s2 - s1^2 in double: exact in exact
     // mode; otherwise its rounding (at most 2u * n*s2) is inside the guard's relative term.
-    const auto variance = [&](int64_t c, vd& d) {
+    // `far` flags resolvable windows whose mean is far from the centring (kappa > kRecentre).
+    const vd k2 = splat(kRecentre * kRecentre), small = splat(exact ? 0.0 : a.small_s2);
+    const auto variance = [&](int64_t c, vd& d, vd& far) {
         const vd s1 = loadu(a.q1 + c + a.t2) - loadu(a.q1 + c);
         const vd s2 = loadu(a.q2 + c + a.t2) - loadu(a.q2 + c);
         const vd p1 = n * s2;
         const vd dn = fmadd(-s1, s1, p1);
         const vd limit = exact ? vd{} : tau + rel * p1;
         d = dn > limit ? dn * inv_n : vd{};
+        far = (dn > limit && s1 * s1 > k2 * dn) || (dn <= limit && s2 > 0 && s2 < small) ? splat(1.0) : vd{};
     };
 
     const int64_t whole = a.cols / kFloats * kFloats;
@@ -107,14 +150,20 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
         const float* num = a.num + r * a.num_row;
         float* out = a.out + r * a.out_row;
         for (int64_t c = 0; c < a.cols; c += kFloats) {
-            vd d0, d1;
-            variance(c, d0);
-            variance(c + kDoubles, d1);
+            vd d0, d1, f0, f1;
+            variance(c, d0, f0);
+            variance(c + kDoubles, d1, f1);
             // D fits float: tiles are scaled so their magnitude is within 2^-40 .. 2^40.
             const vf d = join(__builtin_convertvector(d0, vfh), __builtin_convertvector(d1, vfh));
             const vf ok = d >= tiny ? one : zero;
             const vf safe = d >= tiny ? d : one;
             vf rr = loadu(num + c) * vrsqrt(safe) * ok;
+            if (a.taps != nullptr) {
+                for (int k = 0; k < kFloats; ++k) {
+                    const double far = k < kDoubles ? f0[k] : f1[k - kDoubles];
+                    if (far != 0 && c + k < a.cols) rr[k] = recomputed(a, r, c + k);
+                }
+            }
             rr = vmin(vmax(rr, -one), one);
             if (c < whole)
                 storeu(out + c, rr);

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The whole GPU check, for the lent GPU machine (see ../shared/device/README.md), in one run:
+#   1. unpack the Debian packages carried in .debs/ (FFTW3, Catch2, CLI11), when present;
+#   2. build (sm_90 + PTX) and run the whole test suite;
+#   3. compute-sanitizer memcheck, racecheck, initcheck and synccheck on a subset of the GPU
+#      tests (fails when compute-sanitizer is missing);
+#   4. a GPU-only build (FLCC_WITH_HOST=OFF) and its tests;
+#   5. the GPU benchmark (bench/run_gpu.sh when present, else a few flcc-bench runs).
+# Logs go to $OUT (or out/gpu-check); a summary table is printed last. Exit status 0 only
+# when every step passed. FLCC_CMAKE_ARGS passes extra CMake options to every build;
+# FLCC_GPU_STEPS picks steps (default "build tests sanitizer gpu-only bench").
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out/gpu-check}
+mkdir -p "$out"
+jobs=$(nproc)
+declare -a steps results
+
+step() {   # step NAME LOGFILE COMMAND...
+    local name=$1 log=$2
+    shift 2
+    local t0=$SECONDS
+    if "$@" > "$out/$log" 2>&1; then
+        steps+=("$name"); results+=("ok ($((SECONDS - t0)) s)")
+        return 0
+    fi
+    steps+=("$name"); results+=("FAILED ($((SECONDS - t0)) s, see $log)")
+    tail -40 "$out/$log"
+    return 1
+}
+
+cd "$root"
+if [ -d .debs ]; then
+    for f in .debs/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
+
+ok=0
+want() { [[ " ${FLCC_GPU_STEPS:-build tests sanitizer gpu-only bench} " == *" $1 "* ]]; }
+configure() {   # configure BUILD-DIR [CMAKE ARGS...]; FLCC_CMAKE_ARGS adds more
+    cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DFLCC_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        ${FLCC_CMAKE_ARGS:-} "${@:2}" &&
+        cmake --build "$1" -j "$jobs"
+}
+want build && { step "build" build.log configure build-gpu || ok=1; }
+want tests && { step "tests" ctest.log bash -c "cd build-gpu && ctest --output-on-failure -j 4" || ok=1; }
+
+sanitize() {
+    command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer not found"; return 1; }
+    local tool rc=0
+    for tool in memcheck racecheck initcheck synccheck; do
+        echo "== $tool"
+        extra=""
+        [ "$tool" = memcheck ] && extra="--leak-check full"
+        compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
+            build-gpu/tests/test_device_solvers "[stream],GPU and CPU agree" || rc=1
+    done
+    return $rc
+}
+want sanitizer && { step "compute-sanitizer" sanitizer.log sanitize || ok=1; }
+want gpu-only && { step "GPU-only build + tests" gpu_only.log bash -c \
+    "$(declare -f configure); configure build-gpu-only -DFLCC_WITH_HOST=OFF && cd build-gpu-only && ctest --output-on-failure -j 4" || ok=1; }
+if ! want bench; then
+    :
+elif [ -x bench/run_gpu.sh ]; then
+    step "benchmark" bench.log env OUT="$out" FLCC_BUILD=build-gpu bench/run_gpu.sh || ok=1
+else
+    bench() {
+        local b=build-gpu/bench/flcc-bench
+        for k in 4 8 16 32; do
+            $b --op lcorr --image 2000x2000 --template $k --region full --platform device --rigor estimate --repeats 20 &&
+            $b --op conv --image 2000x2000 --template $k --region full --platform device --rigor estimate --repeats 20 || return 1
+        done
+    }
+    step "benchmark" bench.log bench || ok=1
+fi
+
+echo
+echo "GPU check on $(head -2 "$out/gpu.txt" | tail -1)"
+for i in "${!steps[@]}"; do printf '  %-26s %s\n' "${steps[$i]}" "${results[$i]}"; done
+[ -f "$out/ctest.log" ] && grep -E "^(test cases|All tests|[0-9]+% tests)" "$out/ctest.log" | tail -3
+exit $ok

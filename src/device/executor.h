@@ -1,0 +1,51 @@
+// What every GPU executor shares: the device it runs on, its streams, the non-finite status
+// flag, binding to a caller's stream, and the pipeline that streams host frames through the GPU.
+//
+// Device frames are enqueued in one go on the plan's stream (or the caller's). Host frames are
+// streamed: frame i+1 uploads on one stream while frame i computes on another and frame i-1
+// downloads on a third, through two device buffers each way (FLCC 1.3's scheme), so the time per
+// frame approaches the PCIe transfer time when compute is faster.
+#pragma once
+
+#include "device/cuda_util.h"
+#include "plan/solver.h"
+
+namespace flcc::device {
+
+class DeviceExecutor : public Executor {
+public:
+    flcc_result execute(const float* image, float* out, int64_t count, MemorySpace space) final;
+    flcc_result set_stream(void* stream) final;
+    flcc_result synchronize() final;
+    int64_t memory_bytes() const override;
+
+protected:
+    explicit DeviceExecutor(const Problem& p) : p_(p) {}
+    // Streams, the status flag, and (for host-resident plans) the pipeline buffers. Called by
+    // the derived executor's create.
+    flcc_result init();
+    // Enqueues `count` frames of device memory on `stream`, reporting non-finite input into
+    // status(). Must not synchronise.
+    virtual flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t stream) = 0;
+    int* status() const { return status_.as<int>(); }
+    // Waits for the plan's enqueued work (its own streams and a bound caller's stream), so
+    // that template buffers can be rewritten safely.
+    flcc_result quiesce();
+
+    Problem p_;
+
+private:
+    flcc_result pipeline_buffers();
+    flcc_result stream_host_frames(const float* image, float* out, int64_t count);
+    // Reads and clears the status flag after `stream` finished.
+    flcc_result collect(cudaStream_t stream);
+
+    DeviceBuffer status_;
+    PinnedBuffer status_host_;
+    Stream compute_, upload_, download_;
+    Event uploaded_[2], computed_[2], downloaded_[2];
+    DeviceBuffer in_[2], out_[2];
+    cudaStream_t user_ = nullptr;
+};
+
+}  // namespace flcc::device

@@ -1,0 +1,433 @@
+// The GPU Fourier solvers: overlap-save on batched cuFFT transforms, for convolution and LCC,
+// 2D and 3D. Names give the largest FFT box edge, which the planner chooses by measurement:
+//   device.fourier2.t256 .t512 .t1024 .t2048     device.fourier3.t32 .t64 .t128 .t256
+// The output is cut into zone-aligned tiles (boundary runs uncentred, interior runs centred per
+// tile, as on the host); every tile's FFT box is the next 2^a 3^b 5^c 7^d size of its input
+// box, and tiles with equal boxes form a group with one batched R2C/C2R plan pair and its own
+// template spectrum. cuFFT plans and template spectra are made at plan time and when the
+// template changes; per frame each group runs stats, gather, R2C, product, C2R and the window
+// sums and finalisation (kernels/fourier.cuh), all captured once into a CUDA graph.
+#include "device/executor.h"
+#include "device/kernels/fourier.cuh"
+#include "device/zones.h"
+#include "plan/registry.h"
+#include "plan/template.h"
+
+#include <cufft.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace flcc::device {
+
+namespace {
+
+flcc_result to_result(cufftResult r)
+{
+    if (r == CUFFT_SUCCESS) return FLCC_SUCCESS;
+    cudaGetLastError();
+    return r == CUFFT_ALLOC_FAILED ? FLCC_ALLOC_FAILED : FLCC_DEVICE_ERROR;
+}
+
+#define FLCC_CUFFT_TRY(expr)                                                                  \
+    do {                                                                                      \
+        const flcc_result flcc_cufft_r_ = to_result(expr);                                    \
+        if (flcc_cufft_r_ != FLCC_SUCCESS) return flcc_cufft_r_;                              \
+    } while (0)
+
+// The smallest 2^a 3^b 5^c 7^d >= n (cuFFT's fast sizes).
+int fast_size(int n)
+{
+    for (int m = std::max(n, 1);; ++m) {
+        int r = m;
+        for (int f : {2, 3, 5, 7})
+            while (r % f == 0) r /= f;
+        if (r == 1) return m;
+    }
+}
+
+// Runs of one axis cut into pieces of at most `longest` outputs, balanced.
+struct Piece {
+    int start, size, boundary;
+};
+std::vector<Piece> pieces(const Problem& p, int axis, int longest)
+{
+    const int64_t lo = std::min(p.pad[axis], p.out[axis]);
+    const int64_t hi = std::max(lo, std::min(p.out[axis], p.image[axis] - p.templ[axis] + p.pad[axis] + 1));
+    const int64_t cuts[4] = {0, lo, hi, p.out[axis]};
+    std::vector<Piece> v;
+    for (int k = 0; k < 3; ++k) {
+        const int64_t len = cuts[k + 1] - cuts[k];
+        if (len <= 0) continue;
+        const int64_t n = (len + longest - 1) / longest, each = (len + n - 1) / n;
+        for (int64_t s = cuts[k]; s < cuts[k + 1]; s += each)
+            v.push_back({int(s), int(std::min(each, cuts[k + 1] - s)), k != 1});
+    }
+    return v;
+}
+
+struct CufftPlan {
+    cufftHandle h = 0;
+    bool made = false;
+    ~CufftPlan()
+    {
+        if (made) cufftDestroy(h);
+    }
+};
+
+struct Group {
+    int F[3];
+    std::vector<FftTile> tiles;
+    int tz = 0, ty = 0, tx = 0;   // largest tile extent per axis
+    DeviceBuffer d_tiles, stats, modes, in, spec, tspec, num, p1, p2, v1, v2, tbox;
+    CufftPlan r2c, c2r, t2c;   // batched forward, batched inverse, template forward
+    FftGroupParams params{};
+
+    int64_t box() const { return int64_t(F[0]) * F[1] * F[2]; }
+    int64_t half() const { return int64_t(F[0]) * F[1] * (F[2] / 2 + 1); }
+};
+
+class FourierExecutor final : public DeviceExecutor {
+public:
+    FourierExecutor(const Problem& p, int edge) : DeviceExecutor(p), edge_(edge) {}
+
+    ~FourierExecutor() override
+    {
+        if (graph_ != nullptr) cudaGraphExecDestroy(graph_);
+    }
+
+    flcc_result create()
+    {
+        flcc_result r = init();
+        if (r != FLCC_SUCCESS) return r;
+        DeviceGuard guard(p_.device);
+        if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS) return r;
+        tap_row_ = int((p_.templ[2] + 3) / 4 * 4);
+        if ((r = taps_.allocate(size_t(p_.templ[0] * p_.templ[1] * tap_row_) * sizeof(float))) != FLCC_SUCCESS)
+            return r;
+
+        // Tiles: pieces per axis whose input box fits the edge; 2D keeps one plane.
+        std::vector<Piece> axes[3];
+        for (int a = 0; a < 3; ++a) {
+            const int longest = (p_.dim == 2 && a == 0) ? 1 : std::max(1, edge_ - int(p_.templ[a]) + 1);
+            axes[a] = pieces(p_, a, longest);
+        }
+        std::map<std::array<int, 3>, size_t> index;
+        for (const Piece& z : axes[0])
+            for (const Piece& y : axes[1])
+                for (const Piece& x : axes[2]) {
+                    const Piece* pc[3] = {&z, &y, &x};
+                    std::array<int, 3> F;
+                    FftTile t;
+                    t.boundary = 0;
+                    for (int a = 0; a < 3; ++a) {
+                        t.origin[a] = pc[a]->start;
+                        t.size[a] = pc[a]->size;
+                        t.boundary |= pc[a]->boundary;
+                        const int need = t.size[a] + int(p_.templ[a]) - 1;
+                        F[size_t(a)] = (p_.dim == 2 && a == 0) ? 1 : fast_size(need);
+                    }
+                    auto it = index.find(F);
+                    if (it == index.end()) {
+                        it = index.emplace(F, groups_.size()).first;
+                        groups_.push_back(std::make_unique<Group>());
+                        std::copy(F.begin(), F.end(), groups_.back()->F);
+                    }
+                    Group& g = *groups_[it->second];
+                    g.tiles.push_back(t);
+                    g.tz = std::max(g.tz, t.size[0]);
+                    g.ty = std::max(g.ty, t.size[1]);
+                    g.tx = std::max(g.tx, t.size[2]);
+                }
+        for (auto& g : groups_)
+            if ((r = make_group(*g)) != FLCC_SUCCESS) return r;
+        return FLCC_SUCCESS;
+    }
+
+    flcc_result set_template(const float* templ, bool constant) override
+    {
+        std::vector<float> prepared(size_t(p_.templ_elems()));
+        if (p_.op == Op::lcorr)
+            normalised_template(templ, p_.templ_elems(), constant, prepared.data());
+        else
+            flipped_template(templ, p_.templ_elems(), prepared.data());
+        std::vector<float> rows(size_t(p_.templ[0] * p_.templ[1] * tap_row_), 0.f);
+        for (int64_t r = 0; r < p_.templ[0] * p_.templ[1]; ++r)
+            std::copy(prepared.begin() + r * p_.templ[2], prepared.begin() + (r + 1) * p_.templ[2],
+                      rows.begin() + r * tap_row_);
+        DeviceGuard guard(p_.device);
+        const flcc_result q = quiesce();
+        if (q != FLCC_SUCCESS) return q;
+        FLCC_CUDA_TRY(cudaMemcpy(taps_.as<float>(), rows.data(), rows.size() * sizeof(float), cudaMemcpyHostToDevice));
+        // Each group's spectrum: the template zero-padded to the group's box, transformed,
+        // conjugated (correlation) and scaled by 1/N (the inverse transform's missing factor).
+        for (auto& gp : groups_) {
+            Group& g = *gp;
+            std::vector<float> box(size_t(g.box()), 0.f);
+            for (int64_t a = 0; a < p_.templ[0]; ++a)
+                for (int64_t i = 0; i < p_.templ[1]; ++i)
+                    for (int64_t j = 0; j < p_.templ[2]; ++j)
+                        box[size_t((a * g.F[1] + i) * g.F[2] + j)] = prepared[size_t((a * p_.templ[1] + i) * p_.templ[2] + j)];
+            FLCC_CUDA_TRY(cudaMemcpy(g.tbox.as<float>(), box.data(), box.size() * sizeof(float), cudaMemcpyHostToDevice));
+            FLCC_CUFFT_TRY(cufftExecR2C(g.t2c.h, g.tbox.as<float>(), g.tspec.as<cufftComplex>()));
+            std::vector<cufftComplex> spec(size_t(g.half()));
+            FLCC_CUDA_TRY(cudaMemcpy(spec.data(), g.tspec.as<cufftComplex>(), spec.size() * sizeof(cufftComplex),
+                                     cudaMemcpyDeviceToHost));
+            const float scale = float(1.0 / double(g.box()));
+            for (cufftComplex& c : spec) c = cufftComplex{c.x * scale, -c.y * scale};
+            FLCC_CUDA_TRY(cudaMemcpy(g.tspec.as<cufftComplex>(), spec.data(), spec.size() * sizeof(cufftComplex),
+                                     cudaMemcpyHostToDevice));
+        }
+        return FLCC_SUCCESS;
+    }
+
+    int64_t memory_bytes() const override
+    {
+        int64_t b = DeviceExecutor::memory_bytes();
+        for (const auto& g : groups_)
+            for (const DeviceBuffer* d : {&g->in, &g->spec, &g->tspec, &g->num, &g->p1, &g->p2, &g->v1, &g->v2, &g->tbox})
+                b += int64_t(d->bytes());
+        return b;
+    }
+
+private:
+    flcc_result make_group(Group& g)
+    {
+        flcc_result r;
+        const int nt = int(g.tiles.size());
+        const size_t wy = size_t(g.ty + p_.templ[1] - 1), wx = size_t(g.tx + p_.templ[2] - 1);
+        const bool lcorr = p_.op == Op::lcorr;
+        if ((r = g.d_tiles.allocate(sizeof(FftTile) * size_t(nt))) != FLCC_SUCCESS ||
+            (r = g.stats.allocate(sizeof(detail::Stats) * size_t(nt))) != FLCC_SUCCESS ||
+            (r = g.modes.allocate(sizeof(TileMode) * size_t(nt))) != FLCC_SUCCESS ||
+            (r = g.in.allocate(sizeof(float) * size_t(g.box() * nt))) != FLCC_SUCCESS ||
+            (r = g.spec.allocate(sizeof(cufftComplex) * size_t(g.half() * nt))) != FLCC_SUCCESS ||
+            (r = g.tspec.allocate(sizeof(cufftComplex) * size_t(g.half()))) != FLCC_SUCCESS ||
+            (r = g.num.allocate(sizeof(float) * size_t(g.box() * nt))) != FLCC_SUCCESS ||
+            (r = g.tbox.allocate(sizeof(float) * size_t(g.box()))) != FLCC_SUCCESS)
+            return r;
+        if (lcorr) {
+            const size_t v = size_t(nt) * size_t(g.tz) * size_t(g.ty) * wx * sizeof(double);
+            if ((r = g.v1.allocate(v)) != FLCC_SUCCESS || (r = g.v2.allocate(v)) != FLCC_SUCCESS) return r;
+            if (p_.templ[0] > 1) {
+                const size_t pl = size_t(nt) * size_t(g.tz) * wy * wx * sizeof(double);
+                if ((r = g.p1.allocate(pl)) != FLCC_SUCCESS || (r = g.p2.allocate(pl)) != FLCC_SUCCESS) return r;
+            }
+        }
+        FLCC_CUDA_TRY(cudaMemcpy(g.d_tiles.as<FftTile>(), g.tiles.data(), sizeof(FftTile) * size_t(nt),
+                                 cudaMemcpyHostToDevice));
+
+        // Batched plans over the tiles, and a single one for the template.
+        const int rank = p_.dim;
+        int n[3] = {g.F[0], g.F[1], g.F[2]};
+        int* dims = p_.dim == 2 ? n + 1 : n;
+        FLCC_CUFFT_TRY(cufftPlanMany(&g.r2c.h, rank, dims, nullptr, 1, int(g.box()), nullptr, 1,
+                                     int(g.half()), CUFFT_R2C, nt));
+        g.r2c.made = true;
+        FLCC_CUFFT_TRY(cufftPlanMany(&g.c2r.h, rank, dims, nullptr, 1, int(g.half()), nullptr, 1,
+                                     int(g.box()), CUFFT_C2R, nt));
+        g.c2r.made = true;
+        FLCC_CUFFT_TRY(cufftPlanMany(&g.t2c.h, rank, dims, nullptr, 1, int(g.box()), nullptr, 1,
+                                     int(g.half()), CUFFT_R2C, 1));
+        g.t2c.made = true;
+
+        FftGroupParams& q = g.params;
+        q.frame = slot_.as<FrameSlot>();
+        for (int a = 0; a < 3; ++a) {
+            q.S[a] = int(p_.image[a]);
+            q.O[a] = int(p_.out[a]);
+            q.P[a] = int(p_.pad[a]);
+            q.T[a] = int(p_.templ[a]);
+            q.F[a] = g.F[a];
+        }
+        q.tiles = g.d_tiles.as<FftTile>();
+        q.ntiles = nt;
+        q.lcorr = lcorr;
+        q.check_finite = p_.check_finite;
+        q.n = double(p_.templ_elems());
+        const int ot[3] = {g.tz, g.ty, g.tx};
+        q.guard = guard_factor(p_.templ, ot);
+        q.stats = g.stats.as<detail::Stats>();
+        q.modes = g.modes.as<TileMode>();
+        q.in = g.in.as<float>();
+        q.spec = g.spec.as<cufftComplex>();
+        q.tspec = g.tspec.as<cufftComplex>();
+        q.num = g.num.as<float>();
+        q.p1 = g.p1.as<double>();
+        q.p2 = g.p2.as<double>();
+        q.v1 = g.v1.as<double>();
+        q.v2 = g.v2.as<double>();
+        q.taps = taps_.as<float>();
+        q.tap_row = tap_row_;
+        q.status = status();
+        q.tz = g.tz;
+        q.ty = g.ty;
+        q.tx = g.tx;
+        return FLCC_SUCCESS;
+    }
+
+    // Every group's work for the frame in the slot, on `s`.
+    flcc_result enqueue_groups(cudaStream_t s)
+    {
+        for (auto& gp : groups_) {
+            Group& g = *gp;
+            const FftGroupParams& q = g.params;
+            const int nt = q.ntiles;
+            const int box_rows = (g.ty + q.T[1] - 1) * (g.tz + q.T[0] - 1);
+            const int rows_per_block = 8;
+            tile_stats_init<<<(nt + 127) / 128, 128, 0, s>>>(q);
+            tile_stats<<<dim3(unsigned((box_rows + rows_per_block - 1) / rows_per_block), unsigned(nt)), 256, 0, s>>>(q, rows_per_block);
+            tile_modes<<<(nt + 127) / 128, 128, 0, s>>>(q);
+            gather<<<dim3(unsigned(g.F[0] * g.F[1]), unsigned(nt)), 256, 0, s>>>(q);
+            FLCC_CUFFT_TRY(cufftSetStream(g.r2c.h, s));
+            FLCC_CUFFT_TRY(cufftExecR2C(g.r2c.h, g.in.as<float>(), g.spec.as<cufftComplex>()));
+            const int64_t total = g.half() * nt;
+            product<<<unsigned((total + 255) / 256), 256, 0, s>>>(q, g.half());
+            FLCC_CUFFT_TRY(cufftSetStream(g.c2r.h, s));
+            FLCC_CUFFT_TRY(cufftExecC2R(g.c2r.h, g.spec.as<cufftComplex>(), g.num.as<float>()));
+            if (!q.lcorr) {
+                crop<<<dim3(unsigned(g.tz * g.ty), unsigned(nt)), 128, 0, s>>>(q);
+            } else {
+                const int wx = g.tx + q.T[2] - 1, wy = g.ty + q.T[1] - 1;
+                if (q.T[0] > 1)
+                    plane_sums_kernel<<<dim3(unsigned((wy * wx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
+                column_sums<<<dim3(unsigned((g.tz * wx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
+                row_sums_finalise<<<dim3(unsigned((g.tz * g.ty + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
+            }
+        }
+        FLCC_CUDA_TRY(cudaGetLastError());
+        return FLCC_SUCCESS;
+    }
+
+    // The groups' work as one CUDA graph, captured on first use.
+    flcc_result graph(cudaStream_t s, cudaGraphExec_t& exec)
+    {
+        if (graph_ != nullptr) {
+            exec = graph_;
+            return FLCC_SUCCESS;
+        }
+        cudaGraph_t g = nullptr;
+        FLCC_CUDA_TRY(cudaStreamBeginCapture(capture_.get(), cudaStreamCaptureModeThreadLocal));
+        const flcc_result r = enqueue_groups(capture_.get());
+        const cudaError_t e = cudaStreamEndCapture(capture_.get(), &g);
+        if (r != FLCC_SUCCESS) {
+            if (g != nullptr) cudaGraphDestroy(g);
+            return r;
+        }
+        FLCC_CUDA_TRY(e);
+        const cudaError_t ie = cudaGraphInstantiate(&graph_, g, 0);
+        cudaGraphDestroy(g);
+        FLCC_CUDA_TRY(ie);
+        (void)s;
+        exec = graph_;
+        return FLCC_SUCCESS;
+    }
+
+    flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
+    {
+        if (capture_.get() == nullptr) {
+            const flcc_result r = capture_.create();
+            if (r != FLCC_SUCCESS) return r;
+        }
+        cudaGraphExec_t exec = nullptr;
+        flcc_result r = graph(s, exec);
+        if (r != FLCC_SUCCESS) return r;
+        for (int64_t f = 0; f < count; ++f) {
+            set_frame<<<1, 1, 0, s>>>(slot_.as<FrameSlot>(), image + f * p_.image_elems(), out + f * p_.out_elems());
+            FLCC_CUDA_TRY(cudaGetLastError());
+            FLCC_CUDA_TRY(cudaGraphLaunch(exec, s));
+        }
+        return FLCC_SUCCESS;
+    }
+
+    int edge_;
+    int tap_row_ = 4;
+    DeviceBuffer slot_, taps_;
+    std::vector<std::unique_ptr<Group>> groups_;
+    Stream capture_;
+    cudaGraphExec_t graph_ = nullptr;
+};
+
+class FourierSolver final : public Solver {
+public:
+    FourierSolver(int dim, int edge) : dim_(dim), edge_(edge)
+    {
+        name_ = "device.fourier" + std::to_string(dim) + ".t" + std::to_string(edge);
+    }
+
+    const char* name() const override { return name_.c_str(); }
+    flcc_platform platform() const override { return FLCC_DEVICE; }
+
+    bool applicable(const Problem& p) const override
+    {
+        if (p.dim != dim_) return false;
+        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) {
+            if (p.templ[a] >= edge_) return false;   // a box must hold more than the template
+            // A box far larger than the whole problem needs is the next variant's business.
+            if (edge_ > 2 * fast_size(int(p.out[a] + p.templ[a] - 1)) && edge_ > 2 * int(p.templ[a] + 1)) return false;
+        }
+        // FFT sizes and buffers stay within int and a sane budget (8 GiB): ~60 bytes per box
+        // element of every tile (input, spectrum, output, window sums).
+        double box = 1, tiles = 1;
+        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) {
+            const int64_t e = std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1);
+            box *= double(e);
+            tiles *= double((p.out[a] + (e - p.templ[a] + 1) - 1) / (e - p.templ[a] + 1) + 2);
+        }
+        return box * tiles * 60 < 8.0 * (1 << 30) && box < double(1 << 30);
+    }
+
+    // ~5 n log2 n flops per transform at ~15 TFLOP/s effective, two transforms per tile, plus
+    // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~2 us per group launch
+    // inside the graph; host-resident frames add their transfers, overlapped.
+    double estimate_seconds(const Problem& p) const override
+    {
+        double box = 1;
+        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
+        double useful = 1;
+        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a)
+            useful *= double(std::max<int64_t>(1, std::min<int64_t>(edge_ - p.templ[a] + 1, p.out[a])));
+        const double tiles = std::max(1.0, double(p.out_elems()) / useful);
+        const double flops = 2 * 5 * box * std::log2(std::max(2.0, box)) * tiles;
+        double t = flops / 15e12 + 60 * box * tiles / 2.5e12 + 2e-6 * (dim_ == 2 ? 9 : 27) + 10e-6;
+        const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
+        if (!p.device_resident) t = std::max(t, bytes / 25e9);
+        return t;
+    }
+
+    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    {
+        try {
+            auto ex = std::make_unique<FourierExecutor>(p, edge_);
+            const flcc_result r = ex->create();
+            if (r != FLCC_SUCCESS) return r;
+            out = std::move(ex);
+            return FLCC_SUCCESS;
+        } catch (const std::bad_alloc&) {
+            return FLCC_ALLOC_FAILED;
+        }
+    }
+
+private:
+    int dim_, edge_;
+    std::string name_;
+};
+
+}  // namespace
+
+void register_fourier_solvers(SolverList& list)
+{
+    static const std::vector<std::unique_ptr<FourierSolver>> solvers = [] {
+        std::vector<std::unique_ptr<FourierSolver>> s;
+        for (int e : {256, 512, 1024, 2048}) s.push_back(std::make_unique<FourierSolver>(2, e));
+        for (int e : {32, 64, 128, 256}) s.push_back(std::make_unique<FourierSolver>(3, e));
+        return s;
+    }();
+    for (const auto& s : solvers) list.push_back(s.get());
+}
+
+}  // namespace flcc::device

@@ -1,0 +1,202 @@
+// The GPU direct kernel: one block computes an output tile of OTZ planes x OTY rows x OTX
+// columns, start to finish, in one launch:
+//   1. gather the tile's input box (zero padding included) into shared memory, reducing the
+//      statistics of its image values (sum, min, max, integral, finite) over the block;
+//   2. for LCC, centre it on the block's mean (boundary rectangles: not centred), scaling by a
+//      power of two when the magnitude is extreme, and decide exact or guarded mode;
+//   3. per output plane: the numerator in registers (each thread RY rows x RX columns, template
+//      rows outermost with the tap row in registers), then for LCC the window sums in double:
+//      running plane sums in 3D, horizontal running sums in shared memory, vertical running
+//      sums in each thread's registers for its own outputs; the guard, r = N * rsqrt(D) and
+//      the clamp; store.
+// The numerics are the host's (src/host/kernels/window_sums.h): exact mode for bounded integer
+// data, a rigorous rounding bound otherwise, exactly 0 for zero-variance panels.
+//
+// T0C/T1C/T2C > 0 compile the template extent in (the generator instantiates the specialised
+// sizes); 0 means run time (the generic kernels).
+#pragma once
+
+#include "device/kernels/lcc_common.cuh"
+
+#include <cfloat>
+#include <cstdint>
+
+namespace flcc::device {
+
+template <int T0C, int T1C, int T2C, int RY_, int OTZ_, int OTY_, int OTX_>
+struct DirectConfig {
+    static constexpr int T0 = T0C, T1 = T1C, T2 = T2C;
+    static constexpr int RY = RY_, RX = 4, OTZ = OTZ_, OTY = OTY_, OTX = OTX_;
+    static constexpr int threads = (OTY / RY) * (OTX / RX);
+    static_assert(OTY % RY == 0 && OTX % RX == 0, "tile must be a multiple of the thread block");
+};
+
+
+// The numerator of one output plane for one thread: RY rows x RX columns of outputs. The loop
+// runs over template rows i: the tap row sits in registers (shared-memory broadcasts), and for
+// each of the thread's rows r the input segment of row r + i feeds RX x T2 fused multiply-adds.
+template <class C>
+__device__ inline void numerator_plane(const float* x, const float* taps, int q, int ty, int tx,
+                                       const DirectLayout& L, int T0, int T1, int T2, int TR,
+                                       float (&acc)[C::RY][C::RX])
+{
+    constexpr int RY = C::RY, RX = C::RX;
+#pragma unroll
+    for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int c = 0; c < RX; ++c) acc[r][c] = 0.f;
+    for (int a = 0; a < T0; ++a) {
+        const float* xs = x + (q + a) * L.iy * L.xs + ty * RY * L.xs + tx * RX;
+        const float* ts = taps + a * T1 * TR;
+        for (int i = 0; i < T1; ++i) {
+            if constexpr (C::T2 > 0) {
+                constexpr int T2C = C::T2, TW = (T2C + 3) / 4 * 4, W = (RX + T2C - 1 + 3) / 4 * 4;
+                float t[TW];
+#pragma unroll
+                for (int j = 0; j < TW; j += 4) {
+                    const float4 v = *reinterpret_cast<const float4*>(ts + i * TR + j);
+                    t[j] = v.x, t[j + 1] = v.y, t[j + 2] = v.z, t[j + 3] = v.w;
+                }
+#pragma unroll
+                for (int r = 0; r < RY; ++r) {
+                    const float* row = xs + (r + i) * L.xs;
+                    float in[W];
+#pragma unroll
+                    for (int w = 0; w < W; w += 4) {
+                        const float4 v = *reinterpret_cast<const float4*>(row + w);
+                        in[w] = v.x, in[w + 1] = v.y, in[w + 2] = v.z, in[w + 3] = v.w;
+                    }
+#pragma unroll
+                    for (int j = 0; j < T2C; ++j)
+#pragma unroll
+                        for (int c = 0; c < RX; ++c) acc[r][c] = fmaf(in[c + j], t[j], acc[r][c]);
+                }
+            } else {
+                for (int j0 = 0; j0 < T2; j0 += 4) {
+                    const float4 tv = *reinterpret_cast<const float4*>(ts + i * TR + j0);
+                    const float t[4] = {tv.x, tv.y, tv.z, tv.w};
+#pragma unroll
+                    for (int r = 0; r < RY; ++r) {
+                        const float* row = xs + (r + i) * L.xs + j0;
+                        const float4 v0 = *reinterpret_cast<const float4*>(row);
+                        const float4 v1 = *reinterpret_cast<const float4*>(row + 4);
+                        const float in[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+#pragma unroll
+                        for (int j = 0; j < 4; ++j)
+#pragma unroll
+                            for (int c = 0; c < RX; ++c) acc[r][c] = fmaf(in[c + j], t[j], acc[r][c]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <class C, bool LCORR>
+__global__ void __launch_bounds__(C::threads) direct_kernel(const TileParams p)
+{
+    constexpr int RY = C::RY, RX = C::RX, OTY = C::OTY, OTX = C::OTX;
+    constexpr int kWarps = (C::threads + 31) / 32;
+    const int T0 = C::T0 > 0 ? C::T0 : p.T[0];
+    const int T1 = C::T1 > 0 ? C::T1 : p.T[1];
+    const int T2 = C::T2 > 0 ? C::T2 : p.T[2];
+    const int TR = p.tap_row;
+    const DirectLayout L(C::OTZ, OTY, OTX, T0, T1, T2, TR, LCORR);
+
+    extern __shared__ double smem[];
+    double* h1 = smem;
+    double* h2 = h1 + L.h_doubles / 2;
+    double* z1 = h2 + L.h_doubles / 2;
+    double* z2 = z1 + L.z_doubles / 2;
+    double* scratch = z1 + L.z_doubles;
+    float* x = reinterpret_cast<float*>(scratch + kScratchDoubles);
+    float* taps = x + L.x_floats;
+
+    const detail::TileOf tile = detail::locate(p, blockIdx.x, C::OTZ, OTY, OTX);
+    const float* image = p.image + int64_t(blockIdx.y) * p.image_frame;
+    float* out = p.out + int64_t(blockIdx.y) * p.out_frame;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int iz = tile.real[0] + T0 - 1;
+
+    for (int i = tid; i < T0 * T1 * TR; i += C::threads) taps[i] = p.taps[i];
+
+    // 1. Gather the input box with its statistics: a warp per row, lanes along the row, several
+    //    loads in flight per thread.
+    detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+    const int b0 = tile.origin[0] - p.P[0], b1 = tile.origin[1] - p.P[1], b2 = tile.origin[2] - p.P[2];
+    for (int row = warp; row < iz * L.iy; row += kWarps) {
+        const int a = row / L.iy, r = row - a * L.iy;
+        const int g0 = b0 + a, g1 = b1 + r;
+        float* dst = x + row * L.xs;
+        const bool inside = g0 >= 0 && g0 < p.S[0] && g1 >= 0 && g1 < p.S[1];
+        const float* src = image + (int64_t(g0) * p.S[1] + g1) * p.S[2];
+#pragma unroll 4
+        for (int c = lane; c < L.xs; c += 32) {
+            const int g2 = b2 + c;
+            float v = 0.f;
+            if (inside && c < L.ix && g2 >= 0 && g2 < p.S[2]) {
+                v = src[g2];
+                st.sum += v;
+                st.lo = fminf(st.lo, v);
+                st.hi = fmaxf(st.hi, v);
+                st.integral &= v == truncf(v);
+                st.finite &= isfinite(v);
+                st.count += 1;
+            }
+            dst[c] = v;
+        }
+    }
+    const detail::Stats s = detail::block_reduce(st, scratch);
+    if (!s.finite && p.check_finite) {
+        if (tid == 0) atomicExch(p.status, 1);
+        return;
+    }
+
+    // 2. Centring, scaling and the mode of the denominator.
+    TileMode mode{0.f, 1.0, 1, 0.0, 0.0, 0.0};
+    if (LCORR) {
+        mode = decide(s, tile.boundary, p.n, p.guard);
+        for (int row = warp; row < iz * L.iy; row += kWarps) {
+            float* dst = x + row * L.xs;
+            for (int c2 = lane; c2 < L.ix; c2 += 32)
+                dst[c2] = mode.scale == 1 ? dst[c2] - mode.c
+                                          : float((double(dst[c2]) - double(mode.c)) * mode.scale);
+        }
+    }
+    __syncthreads();
+
+    const int ty = tid / (OTX / RX), tx = tid % (OTX / RX);
+    for (int q = 0; q < tile.real[0]; ++q) {
+        // 3. The numerator of output plane q.
+        float acc[RY][RX];
+        numerator_plane<C>(x, taps, q, ty, tx, L, T0, T1, T2, TR, acc);
+
+        const int oq = tile.origin[0] + q;
+        float* orow = out + (int64_t(oq) * p.O[1] + tile.origin[1]) * p.O[2] + tile.origin[2];
+        if (!LCORR) {
+#pragma unroll
+            for (int r = 0; r < RY; ++r)
+#pragma unroll
+                for (int c = 0; c < RX; ++c) {
+                    const int yy = ty * RY + r, xx = tx * RX + c;
+                    if (yy < tile.real[1] && xx < tile.real[2]) orow[int64_t(yy) * p.O[2] + xx] = acc[r][c];
+                }
+            continue;
+        }
+
+        // 4. Window sums of plane q (3D: through the plane sums z) and 5. the finalisation.
+        if (T0 > 1) {
+            plane_sums(x, q, T0, L.iy * L.xs, z1, z2);
+            __syncthreads();
+        }
+        horizontal_sums(x, z1, z2, T0 > 1, L.xs, tile.real[1] + T1 - 1, tile.real[2], T2, OTX, h1, h2);
+        __syncthreads();
+        const Window win{{oq - p.P[0], tile.origin[1] - p.P[1], tile.origin[2] - p.P[2]},
+                         {p.S[0], p.S[1], p.S[2]}, {T0, T1, T2}, TR, p.n};
+        finalise<RY, RX>(acc, h1, h2, OTX, ty * RY, tx * RX, tile.real[1], tile.real[2], T1, mode, p.n,
+                         orow, p.O[2], win, image, taps);
+        __syncthreads();   // the next plane rewrites h and z
+    }
+}
+
+}  // namespace flcc::device

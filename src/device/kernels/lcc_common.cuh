@@ -1,0 +1,269 @@
+// Block-level pieces shared by the GPU tile kernels (the direct kernel and the Fourier
+// finalisation): statistics of a tile and their reduction, the tile of a block, the window sums
+// of one output plane, and the LCC finalisation with its recomputed windows. The numerics
+// follow the host's (src/host/kernels/window_sums.h).
+#pragma once
+
+#include "device/kernels/tile_params.h"
+
+#include <cfloat>
+#include <cstdint>
+
+namespace flcc::device {
+
+namespace detail {
+
+struct Stats {
+    double sum;
+    float lo, hi;
+    int integral, finite, count;
+};
+
+__device__ inline Stats warp_reduce(Stats s)
+{
+    for (int d = 16; d > 0; d >>= 1) {
+        s.sum += __shfl_down_sync(0xffffffffu, s.sum, d);
+        s.lo = fminf(s.lo, __shfl_down_sync(0xffffffffu, s.lo, d));
+        s.hi = fmaxf(s.hi, __shfl_down_sync(0xffffffffu, s.hi, d));
+        s.integral &= __shfl_down_sync(0xffffffffu, s.integral, d);
+        s.finite &= __shfl_down_sync(0xffffffffu, s.finite, d);
+        s.count += __shfl_down_sync(0xffffffffu, s.count, d);
+    }
+    return s;
+}
+
+// Block-wide reduction of Stats; every thread gets the result. `scratch` holds kScratchDoubles.
+__device__ inline Stats block_reduce(Stats s, double* scratch)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+    s = warp_reduce(s);
+    __syncthreads();
+    if (lane == 0) {
+        scratch[warp * 6 + 0] = s.sum;
+        scratch[warp * 6 + 1] = s.lo;
+        scratch[warp * 6 + 2] = s.hi;
+        scratch[warp * 6 + 3] = s.integral;
+        scratch[warp * 6 + 4] = s.finite;
+        scratch[warp * 6 + 5] = s.count;
+    }
+    __syncthreads();
+    Stats r{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+    for (int w = 0; w < warps; ++w) {
+        r.sum += scratch[w * 6 + 0];
+        r.lo = fminf(r.lo, float(scratch[w * 6 + 1]));
+        r.hi = fmaxf(r.hi, float(scratch[w * 6 + 2]));
+        r.integral &= int(scratch[w * 6 + 3]);
+        r.finite &= int(scratch[w * 6 + 4]);
+        r.count += int(scratch[w * 6 + 5]);
+    }
+    return r;
+}
+
+// The tile of block b: its rectangle, origin and real extent.
+struct TileOf {
+    int origin[3], real[3], boundary;
+};
+
+__device__ inline TileOf locate(const TileParams& p, int b, int otz, int oty, int otx)
+{
+    int ri = 0;
+    while (ri + 1 < p.nrects && b >= p.rects[ri + 1].first_block) ++ri;
+    const ZoneRect& R = p.rects[ri];
+    const int local = b - R.first_block;
+    const int t[3] = {local / (R.blocks[1] * R.blocks[2]), (local / R.blocks[2]) % R.blocks[1],
+                      local % R.blocks[2]};
+    const int ot[3] = {otz, oty, otx};
+    TileOf tile;
+    for (int a = 0; a < 3; ++a) {
+        tile.origin[a] = R.origin[a] + t[a] * ot[a];
+        tile.real[a] = min(ot[a], R.origin[a] + R.size[a] - tile.origin[a]);
+    }
+    tile.boundary = R.boundary;
+    return tile;
+}
+
+}  // namespace detail
+
+// Windows whose float numerator or tile-wide guard cannot be trusted (see the host's
+// window_sums.h: kappa > 32, or energy far below the tile's) are recomputed from the original
+// image values around their own mean, in double. Rare; O(n) each. Arguments by value: a
+// reference to the kernel's parameters would copy them all to local memory.
+struct Window {
+    int box[3];   // image coordinates of the window's first element (may be padding)
+    int S[3];     // image extent
+    int T[3];     // template extent
+    int tap_row;
+    double n;
+};
+
+static __device__ __noinline__ float recomputed(const Window w, const float* image, const float* taps)
+{
+    double sum = 0, num = 0, d = 0, off = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        const double mean = sum / w.n;
+        for (int a = 0; a < w.T[0]; ++a)
+            for (int i = 0; i < w.T[1]; ++i)
+                for (int j = 0; j < w.T[2]; ++j) {
+                    const int g0 = w.box[0] + a, g1 = w.box[1] + i, g2 = w.box[2] + j;
+                    double v = 0;
+                    if (g0 >= 0 && g0 < w.S[0] && g1 >= 0 && g1 < w.S[1] && g2 >= 0 && g2 < w.S[2])
+                        v = image[(int64_t(g0) * w.S[1] + g1) * w.S[2] + g2];
+                    if (pass == 0) {
+                        sum += v;
+                    } else {
+                        const double t = taps[(a * w.T[1] + i) * w.tap_row + j];
+                        num += (v - mean) * t;
+                        d += (v - mean) * (v - mean);
+                        off += v - mean;
+                    }
+                }
+    }
+    d -= off * off / w.n;
+    return d > 0 ? float(num / sqrt(d)) : 0.f;
+}
+
+
+// Decisions of one tile for LCC: the centring constant, the scale, exact or guarded mode, the
+// guard tau and the energy below which guarded windows are recomputed.
+struct TileMode {
+    float c;
+    double scale;
+    int exact;
+    double tau, small;
+    double m2;   // the tile's largest squared magnitude after centring
+};
+
+__device__ inline TileMode decide(const detail::Stats& s, int boundary, double n, double guard)
+{
+    TileMode t;
+    double c = (boundary || s.count == 0) ? 0.0 : s.sum / s.count;
+    if (!isfinite(c)) c = 0;
+    if (s.integral && fabs(c) < 0x1p30) c = rint(c);
+    t.c = float(c);
+    double m = fmax(fabs(double(s.hi) - t.c), fabs(double(s.lo) - t.c));
+    t.scale = 1;
+    if (m > 0x1p40 || (m > 0 && m < 0x1p-40)) {
+        t.scale = ldexp(1.0, -ilogb(m));
+        m *= t.scale;
+    }
+    t.exact = s.integral && double(t.c) == rint(double(t.c)) && t.scale == 1 && m < 0x1p24 &&
+              (n + 1) * m * m <= 0x1p52 && n * m <= 0x1p26;
+    t.tau = t.small = 0;
+    t.m2 = m * m;
+    if (!t.exact) {
+        const double u = 0x1p-53;
+        t.tau = (3.5 * n * guard * u + guard * guard * u * u) * m * m;
+        t.small = 1e-6 * n * m * m;
+    }
+    return t;
+}
+
+// Horizontal running sums over T2 columns of the window-sum source rows (x and x^2 from the
+// centred box `x`, or the plane sums z1/z2 in 3D) into h1/h2 (rows x otx doubles), for the
+// rows and columns real outputs need; tasks of 8 columns over the block's threads.
+__device__ inline void horizontal_sums(const float* x, const double* z1, const double* z2, bool planes,
+                                       int xs, int rows, int cols, int T2, int otx, double* h1, double* h2)
+{
+    const auto source = [&](int i, int col, double& v1, double& v2) {
+        if (planes) {
+            v1 = z1[i * xs + col];
+            v2 = z2[i * xs + col];
+        } else {
+            v1 = x[i * xs + col];
+            v2 = v1 * v1;
+        }
+    };
+    const int chunks = (cols + 7) / 8;
+    for (int task = threadIdx.x; task < rows * chunks; task += blockDim.x) {
+        const int i = task / chunks, c0 = (task - i * chunks) * 8, c1 = min(c0 + 8, cols);
+        double a1 = 0, a2 = 0, v1, v2;
+        for (int j = 0; j < T2; ++j) {
+            source(i, c0 + j, v1, v2);
+            a1 += v1;
+            a2 += v2;
+        }
+        for (int c = c0; c < c1; ++c) {
+            h1[i * otx + c] = a1;
+            h2[i * otx + c] = a2;
+            if (c + 1 < c1) {
+                double n1, n2, g1, g2;
+                source(i, c + T2, n1, n2);
+                source(i, c, g1, g2);
+                a1 = (a1 + n1) - g1;
+                a2 = (a2 + n2) - g2;
+            }
+        }
+    }
+}
+
+// Plane sums of 3D window sums: z = sum over T0 planes of x and x^2, for output plane q of the
+// box (running from plane q-1 when q > 0).
+__device__ inline void plane_sums(const float* x, int q, int T0, int plane, double* z1, double* z2)
+{
+    for (int i = threadIdx.x; i < plane; i += blockDim.x) {
+        if (q == 0) {
+            double a1 = 0, a2 = 0;
+            for (int a = 0; a < T0; ++a) {
+                const double v = x[a * plane + i];
+                a1 += v;
+                a2 = fma(v, v, a2);
+            }
+            z1[i] = a1;
+            z2[i] = a2;
+        } else {
+            const double gone = x[(q - 1) * plane + i], come = x[(q + T0 - 1) * plane + i];
+            z1[i] = (z1[i] + come) - gone;
+            z2[i] = fma(-gone, gone, fma(come, come, z2[i]));
+        }
+    }
+}
+
+// The vertical window sums of one thread's RY x RX outputs (rows y0.., columns x0..) from h,
+// the guard, r = N * rsqrt(D), the clamp and the store into orow (row stride ostride); windows
+// to recompute are noted and done last, once the accumulators are dead. `win` locates the
+// window of output (0, 0) of the plane in the image (box) and the extents.
+template <int RY, int RX>
+__device__ inline void finalise(const float (&acc)[RY][RX], const double* h1, const double* h2, int otx,
+                                int y0, int x0, int rows, int cols, int T1, const TileMode& t, double n,
+                                float* orow, int64_t ostride, Window win, const float* image, const float* taps)
+{
+    static_assert(RY * RX <= 32, "one bit per output of a thread");
+    const double inv_n = 1.0 / n;
+    unsigned redo = 0;
+#pragma unroll
+    for (int c = 0; c < RX; ++c) {
+        const int xx = x0 + c;
+        if (xx >= cols) break;
+        double s1 = 0, s2 = 0;
+        if (y0 < rows)
+            for (int i = 0; i < T1; ++i) s1 += h1[(y0 + i) * otx + xx], s2 += h2[(y0 + i) * otx + xx];
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+            const int yy = y0 + r;
+            if (yy >= rows) break;
+            if (r > 0) {
+                s1 = (s1 + h1[(yy + T1 - 1) * otx + xx]) - h1[(yy - 1) * otx + xx];
+                s2 = (s2 + h2[(yy + T1 - 1) * otx + xx]) - h2[(yy - 1) * otx + xx];
+            }
+            const double p1 = n * s2;
+            const double dn = fma(-s1, s1, p1);
+            const double limit = t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
+            const float d = dn > limit ? float(dn * inv_n) : 0.f;
+            const float v = d >= FLT_MIN ? acc[r][c] * rsqrtf(d) : 0.f;
+            if ((dn > limit && s1 * s1 > 1024.0 * dn) || (dn <= limit && s2 > 0 && s2 < t.small))
+                redo |= 1u << (r * RX + c);
+            orow[int64_t(yy) * ostride + xx] = fminf(fmaxf(v, -1.f), 1.f);
+        }
+    }
+    while (redo != 0) {
+        const int bit = __ffs(redo) - 1;
+        redo &= redo - 1;
+        const int yy = y0 + bit / RX, xx = x0 + bit % RX;
+        Window w = win;
+        w.box[1] += yy;
+        w.box[2] += xx;
+        orow[int64_t(yy) * ostride + xx] = fminf(fmaxf(recomputed(w, image, taps), -1.f), 1.f);
+    }
+}
+
+}  // namespace flcc::device

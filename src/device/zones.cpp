@@ -1,0 +1,71 @@
+#include "device/zones.h"
+
+#include <algorithm>
+
+namespace flcc::device {
+
+void fill_extents(const Problem& q, TileParams& p)
+{
+    for (int a = 0; a < 3; ++a) {
+        p.S[a] = int(q.image[a]);
+        p.O[a] = int(q.out[a]);
+        p.P[a] = int(q.pad[a]);
+        p.T[a] = int(q.templ[a]);
+    }
+    p.image_frame = q.image_elems();
+    p.out_frame = q.out_elems();
+    p.n = double(q.templ_elems());
+    p.lcorr = q.op == Op::lcorr;
+    p.check_finite = q.check_finite;
+}
+
+int make_zones(const Problem& q, const int ot[3], TileParams& p)
+{
+    // Per axis up to three runs: [0, lo) boundary, [lo, hi) interior, [hi, out) boundary, as in
+    // host/tile_runner.cpp.
+    struct Run {
+        int start, size, boundary;
+    };
+    Run runs[3][3];
+    int nruns[3];
+    for (int a = 0; a < 3; ++a) {
+        const int64_t lo = std::min(q.pad[a], q.out[a]);
+        const int64_t hi = std::max(lo, std::min(q.out[a], q.image[a] - q.templ[a] + q.pad[a] + 1));
+        nruns[a] = 0;
+        const int64_t cuts[4] = {0, lo, hi, q.out[a]};
+        for (int k = 0; k < 3; ++k)
+            if (cuts[k + 1] > cuts[k])
+                runs[a][nruns[a]++] = {int(cuts[k]), int(cuts[k + 1] - cuts[k]), k != 1};
+    }
+    int blocks = 0, n = 0;
+    for (int i = 0; i < nruns[0]; ++i)
+        for (int j = 0; j < nruns[1]; ++j)
+            for (int k = 0; k < nruns[2]; ++k) {
+                ZoneRect& r = p.rects[n++];
+                const Run* rr[3] = {&runs[0][i], &runs[1][j], &runs[2][k]};
+                r.boundary = 0;
+                int count = 1;
+                for (int a = 0; a < 3; ++a) {
+                    r.origin[a] = rr[a]->start;
+                    r.size[a] = rr[a]->size;
+                    r.blocks[a] = (rr[a]->size + ot[a] - 1) / ot[a];
+                    r.boundary |= rr[a]->boundary;
+                    count *= r.blocks[a];
+                }
+                r.first_block = blocks;
+                blocks += count;
+            }
+    p.nrects = n;
+    return blocks;
+}
+
+double guard_factor(const Extent& t, const int ot[3])
+{
+    const double t0 = double(t[0]), t1 = double(t[1]), t2 = double(t[2]);
+    const double ez = t0 > 1 ? t0 * t0 + 2 * ot[0] * (t0 + 1) : 0;
+    const double eh = t2 * ez + t0 * (t2 * t2 + 2 * ot[2] * (t2 + 1));
+    const double es = t1 * eh + t0 * t2 * (t1 * t1 + 2 * ot[1] * (t1 + 1));
+    return 2 * (es + t0 * t1 * t2);
+}
+
+}  // namespace flcc::device

@@ -1,0 +1,254 @@
+// The GPU solvers: every one forced by name against the float64 reference (shapes, regions,
+// both operations, the data classes of DESIGN.md), GPU against CPU, exact zeros, streams,
+// device pointers, a caller's stream, and recovery from running out of device memory.
+// Without a usable GPU every test case says so and is skipped.
+#include "helpers.h"
+
+#include <catch2/catch.hpp>
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <random>
+
+namespace {
+
+bool skip_without_gpu()
+{
+    if (th::have_device()) return false;
+    WARN("skipped: no usable GPU on this machine");
+    return true;
+}
+
+th::RunOptions device_opts(const std::string& name)
+{
+    th::RunOptions o;
+    o.method = name.c_str();
+    o.platform = FLCC_DEVICE;
+    return o;
+}
+
+template <class T>
+struct DeviceArray {
+    T* p = nullptr;
+    size_t n = 0;
+    explicit DeviceArray(size_t count) : n(count) { REQUIRE(cudaMalloc(&p, n * sizeof(T)) == cudaSuccess); }
+    DeviceArray(const std::vector<T>& v) : DeviceArray(v.size())
+    {
+        REQUIRE(cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+    }
+    ~DeviceArray() { cudaFree(p); }
+    std::vector<T> get() const
+    {
+        std::vector<T> v(n);
+        REQUIRE(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
+        return v;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("without a GPU, DEVICE plans fail cleanly and ANY plans on the host", "[device]")
+{
+    if (th::have_device()) return;
+    flcc_options o;
+    flcc_options_init(&o);
+    o.platform = FLCC_DEVICE;
+    flcc_plan p = nullptr;
+    CHECK(flcc_plan_create(&p, FLCC_LCORR, 2, {64, 64, 1}, {5, 5, 1}, &o) == FLCC_NO_DEVICE);
+    o.platform = FLCC_ANY;
+    REQUIRE(flcc_plan_create(&p, FLCC_LCORR, 2, {64, 64, 1}, {5, 5, 1}, &o) == FLCC_SUCCESS);
+    CHECK(std::string(flcc_plan_method(p)).rfind("host.", 0) == 0);
+    CHECK(flcc_plan_set_stream(p, nullptr) == FLCC_INVALID_PLATFORM);
+    CHECK(flcc_plan_synchronize(p) == FLCC_SUCCESS);
+    flcc_destroy(p);
+    o.platform = FLCC_HOST;
+    o.method = "device.direct2.k5";
+    if (flcc_solver_count() > 0) {
+        const flcc_result r = flcc_plan_create(&p, FLCC_LCORR, 2, {64, 64, 1}, {5, 5, 1}, &o);
+        CHECK((r == FLCC_NO_DEVICE || r == FLCC_UNKNOWN_METHOD || r == FLCC_INVALID_PLATFORM));
+    }
+}
+
+TEST_CASE("every GPU solver matches the float64 reference on varied shapes", "[device][solvers]")
+{
+    if (skip_without_gpu()) return;
+    const auto names = th::solvers("device.");
+    REQUIRE(!names.empty());
+    for (const std::string& name : names) {
+        std::mt19937 rng(std::hash<std::string>{}(name));
+        for (const ref::Shape& s : th::shapes_for(name))
+            for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
+                const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
+                const auto t = ref::make_data(ref::Data::uniform, s, false, rng);
+                const th::Run r = th::run(op, s, img, t, device_opts(name));
+                INFO(name << " " << (op == FLCC_CONV ? "conv " : "lcorr ") << th::describe(s));
+                if (r.result == FLCC_METHOD_NOT_APPLICABLE) continue;   // e.g. too large for shared memory
+                REQUIRE(r.result == FLCC_SUCCESS);
+                const auto want = th::reference(op, s, img.data(), t.data());
+                INFO("worst " << th::worst(s, want, r.out.data()));
+                CHECK(th::error(op, want, r.out.data()) <= 1e-5);
+            }
+    }
+}
+
+TEST_CASE("every GPU solver passes the LCC data classes, zero-variance panels exactly 0", "[device][numerics]")
+{
+    if (skip_without_gpu()) return;
+    using ref::Data;
+    for (const std::string& name : th::solvers("device.")) {
+        std::mt19937 rng(7);
+        const int dim = th::solver_dim(name), n = th::solver_cube(name);
+        const int k = n ? n : (dim == 2 ? 9 : 4);
+        for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID}) {
+            const ref::Shape s = dim == 2 ? ref::Shape{2, {k + 77, k + 90, 1}, {k, n ? k : k + 3, 1}, reg}
+                                          : ref::Shape{3, {k + 9, k + 8, k + 11}, {k, k, n ? k : k + 1}, reg};
+            for (Data d : {Data::uniform, Data::uint8, Data::uint16, Data::offset, Data::ramp,
+                           Data::panels, Data::constant, Data::plateaus}) {
+                const auto img = ref::make_data(d, s, true, rng);
+                const auto t = ref::make_data(d, s, false, rng);
+                const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts(name));
+                INFO(name << " " << th::describe(s) << " data " << ref::data_name(d));
+                if (r.result == FLCC_METHOD_NOT_APPLICABLE) continue;
+                REQUIRE(r.result == FLCC_SUCCESS);
+                const auto want = ref::lcorr(s, img.data(), t.data());
+                INFO("worst " << th::worst(s, want, r.out.data()));
+                CHECK(ref::max_abs_diff(want, r.out.data()) <= (d == Data::ramp ? 1e-4 : 1e-5));
+                const auto flat = ref::zero_variance(s, img.data());
+                size_t misses = 0, out_of_range = 0;
+                for (size_t i = 0; i < want.size(); ++i) {
+                    if (flat[i] && r.out[i] != 0.0f) ++misses;
+                    if (!(std::fabs(r.out[i]) <= 1.0f)) ++out_of_range;
+                }
+                CHECK(misses == 0);
+                CHECK(out_of_range == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("GPU and CPU agree", "[device]")
+{
+    if (skip_without_gpu()) return;
+    std::mt19937 rng(11);
+    for (const ref::Shape& s : {ref::Shape{2, {300, 257, 1}, {16, 16, 1}, FLCC_FULL},
+                                ref::Shape{2, {211, 190, 1}, {7, 12, 1}, FLCC_SAME},
+                                ref::Shape{3, {40, 33, 37}, {5, 5, 5}, FLCC_VALID}})
+        for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
+            const auto img = ref::make_data(ref::Data::uint16, s, true, rng);
+            const auto t = ref::make_data(ref::Data::uniform, s, false, rng);
+            th::RunOptions host, dev;
+            host.platform = FLCC_HOST;
+            dev.platform = FLCC_DEVICE;
+            const auto a = th::run(op, s, img, t, host), b = th::run(op, s, img, t, dev);
+            REQUIRE(a.result == FLCC_SUCCESS);
+            REQUIRE(b.result == FLCC_SUCCESS);
+            INFO(th::describe(s) << " host " << a.method << " device " << b.method);
+            double e = 0, m = 1;
+            for (size_t i = 0; i < a.out.size(); ++i) {
+                e = std::max(e, double(std::fabs(a.out[i] - b.out[i])));
+                m = std::max(m, double(std::fabs(a.out[i])));
+            }
+            CHECK(e <= (op == FLCC_CONV ? 2e-5 * m : 2e-5));
+        }
+}
+
+TEST_CASE("GPU streams, device pointers and a caller's stream", "[device][stream]")
+{
+    if (skip_without_gpu()) return;
+    std::mt19937 rng(12);
+    const ref::Shape s{2, {123, 140, 1}, {9, 9, 1}, FLCC_FULL};
+    const int frames = 7;
+    const size_t n = size_t(ref::image_elems(s)), m = size_t(ref::out_elems(s));
+    std::vector<float> imgs(n * frames);
+    std::uniform_real_distribution<float> u(0, 1);
+    for (float& v : imgs) v = u(rng);
+    const auto t = ref::make_data(ref::Data::uniform, s, false, rng);
+
+    // The reference, frame by frame, on the host.
+    std::vector<std::vector<double>> want;
+    for (int f = 0; f < frames; ++f) want.push_back(ref::lcorr(s, imgs.data() + f * n, t.data()));
+
+    for (flcc_type type : {FLCC_SINGLE, FLCC_STREAM}) {
+        flcc_options o;
+        flcc_options_init(&o);
+        o.platform = FLCC_DEVICE;
+        o.type = type;
+        flcc_plan p = nullptr;
+        REQUIRE(flcc_plan_create(&p, FLCC_LCORR, 2, s.image, s.templ, &o) == FLCC_SUCCESS);
+        INFO(flcc_plan_method(p));
+
+        // Host frames, pageable and page-locked.
+        std::vector<float> out(m * frames);
+        REQUIRE(flcc_lcorr_exec(p, imgs.data(), t.data(), out.data(), frames) == FLCC_SUCCESS);
+        for (int f = 0; f < frames; ++f) CHECK(ref::max_abs_diff(want[size_t(f)], out.data() + f * m) <= 1e-5);
+        float* pin_in = static_cast<float*>(flcc_malloc(n * frames * sizeof(float)));
+        float* pin_out = static_cast<float*>(flcc_malloc(m * frames * sizeof(float)));
+        std::copy(imgs.begin(), imgs.end(), pin_in);
+        REQUIRE(flcc_lcorr_exec(p, pin_in, t.data(), pin_out, frames) == FLCC_SUCCESS);
+        for (int f = 0; f < frames; ++f) CHECK(ref::max_abs_diff(want[size_t(f)], pin_out + f * m) <= 1e-5);
+        flcc_free(pin_in);
+        flcc_free(pin_out);
+
+        // Device frames, template on the device too.
+        DeviceArray<float> d_in(imgs), d_t(t), d_out(m * frames);
+        REQUIRE(flcc_lcorr_exec(p, d_in.p, d_t.p, d_out.p, frames) == FLCC_SUCCESS);
+        auto got = d_out.get();
+        for (int f = 0; f < frames; ++f) CHECK(ref::max_abs_diff(want[size_t(f)], got.data() + f * m) <= 1e-5);
+
+        // Bound to a caller's stream: asynchronous until flcc_plan_synchronize.
+        cudaStream_t stream;
+        REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+        REQUIRE(flcc_plan_set_stream(p, stream) == FLCC_SUCCESS);
+        REQUIRE(cudaMemsetAsync(d_out.p, 0, m * frames * sizeof(float), stream) == cudaSuccess);
+        REQUIRE(flcc_lcorr_exec(p, d_in.p, t.data(), d_out.p, frames) == FLCC_SUCCESS);
+        REQUIRE(flcc_plan_synchronize(p) == FLCC_SUCCESS);
+        got = d_out.get();
+        for (int f = 0; f < frames; ++f) CHECK(ref::max_abs_diff(want[size_t(f)], got.data() + f * m) <= 1e-5);
+        // Mixed: device image, host output.
+        std::vector<float> mixed(m * frames);
+        REQUIRE(flcc_lcorr_exec(p, d_in.p, t.data(), mixed.data(), frames) == FLCC_SUCCESS);
+        CHECK(ref::max_abs_diff(want[3], mixed.data() + 3 * m) <= 1e-5);
+        REQUIRE(flcc_plan_set_stream(p, nullptr) == FLCC_SUCCESS);
+        cudaStreamDestroy(stream);
+
+        // Non-finite input is reported on the GPU too, then the plan goes on working.
+        std::vector<float> bad(imgs.begin(), imgs.begin() + long(n));
+        bad[n / 2] = std::nanf("");
+        CHECK(flcc_lcorr_exec(p, bad.data(), t.data(), out.data(), 1) == FLCC_NONFINITE_INPUT);
+        REQUIRE(flcc_lcorr_exec(p, imgs.data(), t.data(), out.data(), 1) == FLCC_SUCCESS);
+        CHECK(ref::max_abs_diff(want[0], out.data()) <= 1e-5);
+        flcc_destroy(p);
+    }
+}
+
+TEST_CASE("running out of device memory is reported and recoverable", "[device][memory]")
+{
+    if (skip_without_gpu()) return;
+    size_t free_bytes = 0, total = 0;
+    REQUIRE(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess);
+    // A 3D plan whose host-frame buffers alone exceed the free memory.
+    const int side = int(std::cbrt(double(free_bytes) / 4.0 / 2.0)) + 64;
+    flcc_options o;
+    flcc_options_init(&o);
+    o.platform = FLCC_DEVICE;
+    o.rigor = FLCC_ESTIMATE;
+    o.method = "device.direct3.k2";
+    flcc_plan p = nullptr;
+    CHECK(flcc_plan_create(&p, FLCC_CONV, 3, {side, side, side}, {2, 2, 2}, &o) == FLCC_ALLOC_FAILED);
+    CHECK(p == nullptr);
+    size_t after = 0;
+    REQUIRE(cudaMemGetInfo(&after, &total) == cudaSuccess);
+    CHECK(after + (64u << 20) >= free_bytes);   // nothing leaked beyond allocator slack
+    // The next, smaller call succeeds and is right.
+    const ref::Shape s{3, {20, 21, 22}, {2, 2, 2}, FLCC_FULL};
+    std::mt19937 rng(13);
+    const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
+    const auto t = ref::make_data(ref::Data::uniform, s, false, rng);
+    th::RunOptions ro;
+    ro.method = "device.direct3.k2";
+    ro.platform = FLCC_DEVICE;
+    const auto r = th::run(FLCC_CONV, s, img, t, ro);
+    REQUIRE(r.result == FLCC_SUCCESS);
+    CHECK(th::error(FLCC_CONV, ref::conv(s, img.data(), t.data()), r.out.data()) <= 1e-5);
+}
