@@ -99,16 +99,22 @@ def stats(samples):
     return {"median": statistics.median(samples), "min": min(samples), "max": max(samples)}
 
 
-def time_single(run, tpl, repeats, warmup, clock=time.perf_counter, sync=None):
+def time_single(run, tpl, repeats, warmup, clock=time.perf_counter, sync=None, upload=None):
     """SINGLE: one frame per call, a new template each call (as flcc-bench).
-    run(template) does one frame. Returns per-frame seconds, one sample per repeat."""
+    run(template) does one frame. Returns per-frame seconds, one sample per repeat.
+    upload(host template) -> what run takes (e.g. a device copy); done outside the timed region.
+    clock() may be a CUDA-event clock (gpu_peers.py): its first call records the start and
+    returns 0, the second records the end, waits for it and returns the elapsed seconds."""
+    up = upload or (lambda t: t)
     for i in range(warmup):
-        run(nudged(tpl, i + 1000))
+        run(up(nudged(tpl, i + 1000)))
     if sync:
         sync()
     samples = []
     for i in range(repeats):
-        t = nudged(tpl, i)   # made outside the timed region
+        t = up(nudged(tpl, i))   # made outside the timed region
+        if sync:
+            sync()
         t0 = clock()
         run(t)
         if sync:
@@ -200,3 +206,86 @@ def emit(rec, stream=sys.stdout):
 def die(msg, code=2):
     sys.stderr.write(f"{os.path.basename(sys.argv[0])}: {msg}\n")
     sys.exit(code)
+
+
+# ---------------------------------------------------------------- FLCC through ctypes (checks)
+
+class Flcc:
+    """Minimal ctypes binding of libflcc, used only to check that a peer computes the same
+    output region as FLCC (never for timing: flcc-bench times FLCC)."""
+
+    _REGIONS = {"full": 0, "same": 1, "valid": 2}
+
+    def __init__(self, path):
+        import ctypes as C
+        self.C = C
+        self.lib = C.CDLL(path)
+
+        class Size(C.Structure):
+            _fields_ = [("h", C.c_int), ("w", C.c_int), ("d", C.c_int)]
+
+        class Options(C.Structure):
+            # The known leading fields of flcc_options; the padding leaves room for fields
+            # appended later, which flcc_options_init() fills with their defaults.
+            _fields_ = [("type", C.c_int), ("platform", C.c_int), ("region", C.c_int),
+                        ("rigor", C.c_int), ("threads", C.c_int), ("method", C.c_char_p),
+                        ("device", C.c_int), ("check_finite", C.c_int),
+                        ("_reserved", C.c_char * 256)]
+
+        self.Size, self.Options = Size, Options
+        L = self.lib
+        L.flcc_options_init.argtypes = [C.POINTER(Options)]
+        L.flcc_plan_create.argtypes = [C.POINTER(C.c_void_p), C.c_int, C.c_int, Size, Size,
+                                       C.POINTER(Options)]
+        L.flcc_plan_output_size.argtypes = [C.c_void_p, C.POINTER(Size)]
+        fp = C.POINTER(C.c_float)
+        for name in ("flcc_conv_exec", "flcc_lcorr_exec"):
+            getattr(L, name).argtypes = [C.c_void_p, fp, fp, fp, C.c_int]
+        L.flcc_destroy.argtypes = [C.c_void_p]
+        L.flcc_result_string.restype = C.c_char_p
+        L.flcc_plan_method.restype = C.c_char_p
+        L.flcc_plan_method.argtypes = [C.c_void_p]
+
+    def _size(self, shape):
+        s = list(shape) + [1] * (3 - len(shape))
+        return self.Size(*s)
+
+    def run(self, op, image, templ, region, platform=0):
+        """FLCC's output for one frame (float32 array), planned with ESTIMATE on the host."""
+        C, L = self.C, self.lib
+        o = self.Options()
+        L.flcc_options_init(C.byref(o))
+        o.region = self._REGIONS[region]
+        o.rigor = 1          # ESTIMATE: a check needs a correct answer, not the fastest solver
+        o.platform = platform
+        plan = C.c_void_p()
+        r = L.flcc_plan_create(C.byref(plan), 0 if op == "conv" else 1, image.ndim,
+                               self._size(image.shape), self._size(templ.shape), C.byref(o))
+        if r != 0:
+            raise RuntimeError(f"flcc_plan_create: {L.flcc_result_string(r).decode()}")
+        try:
+            os_ = self.Size()
+            L.flcc_plan_output_size(plan, C.byref(os_))
+            shape = (os_.h, os_.w) if image.ndim == 2 else (os_.h, os_.w, os_.d)
+            out = np.empty(shape, np.float32)
+            img = np.ascontiguousarray(image, np.float32)
+            tpl = np.ascontiguousarray(templ, np.float32)
+            fp = C.POINTER(C.c_float)
+            ex = L.flcc_conv_exec if op == "conv" else L.flcc_lcorr_exec
+            r = ex(plan, img.ctypes.data_as(fp), tpl.ctypes.data_as(fp), out.ctypes.data_as(fp), 1)
+            if r != 0:
+                raise RuntimeError(f"flcc exec: {L.flcc_result_string(r).decode()}")
+            return out
+        finally:
+            L.flcc_destroy(plan)
+
+
+def compare(op, got, ref):
+    """Max abs difference, and whether it is within the check's tolerance. The tolerances
+    catch a wrong region, offset or flip (errors of order 1), not float32 round-off: skimage's
+    float32 running sums alone can be off by 1e-3 on large images (its issue #1712)."""
+    if got.shape != ref.shape:
+        return float("inf"), False
+    err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64)))) if got.size else 0.0
+    tol = 2e-2 if op == "lcorr" else 1e-4 * max(float(np.max(np.abs(ref))), 1.0)
+    return err, err <= tol

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Experiment (e): the planner's method selection over a size grid, and its regret.
+
+  2D: templates 2..32 x images 32..4096 (powers of two)   3D: templates 2..8 x images 8..256
+  ops: LCC and convolution, full region (FLCC's default), SINGLE, all threads.
+
+For each cell, flcc-planner-map (bench/planner_map.cpp) records the planner's pick (MEASURE),
+the cost model's pick (ESTIMATE), every candidate's time as the planner measured it, and every
+candidate timed again independently (forced by name, round-robin, median). Regret = the pick's
+independent time / the fastest candidate's independent time. DESIGN.md section 5: the pick is
+within 10% of the fastest (regret <= 1.1) on >= 95% of cells.
+
+  python3 bench/experiments/e_planner_map.py [--quick] [--plot-only]
+
+Writes <results>/e_planner_map.jsonl and docs/img/e_planner_map_{lcorr,conv}_{2d,3d}.png.
+"""
+import harness as H
+
+NAME = "e_planner_map"
+
+FULL = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
+        ((2, "32,64,128,256,512,1024,2048,4096", "2-32"), (3, "8,16,32,64,128,256", "2-8"))]
+QUICK = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
+         ((2, "32,64", "2,5"), (3, "8,12", "2,3"))]
+
+
+def measure(args, path):
+    fb = H.find_flcc_bench(args.flcc_bench)
+    pm = H.find_planner_map(fb)
+    rec = H.Recorder(path, NAME)
+    for op, dim, imgs, tpls in (QUICK if args.quick else FULL):
+        rec.run([pm, "--op", op, "--region", "full", "--dim", str(dim), "--images", imgs,
+                 "--templates", tpls, "--repeats", "2",   # more, up to 50, where runs are short
+                 "--threads", str(args.threads)])
+
+
+def short(name):
+    """The solver's family, for the colour maps: host.direct2.k16 -> direct2.kN (a size-
+    specialised kernel), host.direct2.generic -> direct2.generic; the platform is in the title.
+    The exact names are in the JSON and in report.py's tables."""
+    import re
+    name = name.split(".", 1)[1] if name.count(".") >= 2 else name
+    return re.sub(r"\.k\d+$", ".kN", name)
+
+
+def plot(path, img):
+    recs = [r for r in H.load(path) if r.get("bench") == "flcc.planner_map"]
+    if not recs:
+        H.log(f"{NAME}: nothing to plot")
+        return
+    plt = H.pyplot()
+    import numpy as np
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    for op in ("lcorr", "conv"):
+        for dim in (2, 3):
+            sub = [r for r in recs if r["op"] == op and r["dim"] == dim]
+            if not sub:
+                continue
+            images = sorted({r["image"][0] for r in sub})
+            tpls = sorted({r["template"][0] for r in sub})
+            picks = sorted({short(r[k]) for r in sub for k in ("pick", "best")})
+            code = {p: i for i, p in enumerate(picks)}
+            grid = {k: np.full((len(tpls), len(images)), np.nan) for k in ("pick", "best", "regret", "regret_estimate")}
+            for r in sub:
+                i, j = tpls.index(r["template"][0]), images.index(r["image"][0])
+                grid["pick"][i, j] = code[short(r["pick"])]
+                grid["best"][i, j] = code[short(r["best"])]
+                grid["regret"][i, j] = r["regret"]
+                grid["regret_estimate"][i, j] = r["regret_estimate"]
+            base = plt.get_cmap("tab10" if len(picks) <= 10 else "nipy_spectral")
+            cmap = ListedColormap([base(i if len(picks) <= 10 else i / max(len(picks) - 1, 1))
+                                   for i in range(max(len(picks), 1))])
+            norm = BoundaryNorm(np.arange(len(picks) + 1) - 0.5, cmap.N)
+            fig, axes = plt.subplots(1, 4, figsize=(22, 0.28 * len(tpls) + 4))
+            panels = (("pick", "planner's pick (MEASURE)"), ("best", "fastest, timed independently"),
+                      ("regret", "regret of the pick (pick / fastest)"),
+                      ("regret_estimate", "regret of the cost model's pick (ESTIMATE)"))
+            for ax, (k, title) in zip(axes, panels):
+                if k in ("pick", "best"):
+                    im = ax.imshow(grid[k], cmap=cmap, norm=norm, aspect="auto", origin="lower")
+                else:
+                    im = ax.imshow(np.clip(grid[k], 1, 2), cmap="RdYlGn_r", vmin=1, vmax=2,
+                                   aspect="auto", origin="lower")
+                    for (i, j), v in np.ndenumerate(grid[k]):
+                        if v == v and v > 1.1:
+                            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=5)
+                    fig.colorbar(im, ax=ax, fraction=0.046, label="regret (clipped to 2)")
+                ax.set_xticks(range(len(images)), [str(x) for x in images], fontsize=7)
+                ax.set_yticks(range(len(tpls)), [str(t) for t in tpls], fontsize=7)
+                ax.set_xlabel("image side" if dim == 2 else "volume edge")
+                ax.set_ylabel("template side" if dim == 2 else "template edge")
+                ax.set_title(title, fontsize=10)
+            handles = [plt.Rectangle((0, 0), 1, 1, color=cmap(norm(code[p]))) for p in picks]
+            axes[1].legend(handles, picks, fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            ok = sum(1 for r in sub if 0 < r["regret"] <= 1.1)
+            fig.suptitle(f"(e) planner map, {'LCC' if op == 'lcorr' else 'convolution'} {dim}D full, "
+                         f"host: pick within 10% of the fastest on {ok}/{len(sub)} cells "
+                         f"({100.0 * ok / len(sub):.0f}%)\n{H.machine_caption(sub)}", fontsize=11)
+            fig.tight_layout()
+            H.save(fig, img, f"{NAME}_{op}_{dim}d.png")
+            plt.close(fig)
+
+
+def main():
+    args = H.arg_parser(__doc__.split("\n")[0]).parse_args()
+    if args.platform != "host":
+        H.log(f"{NAME} measures the CPU only; --platform {args.platform} ignored")
+        args.platform = "host"
+    path, img, _ = H.setup(args, NAME)
+    if not args.plot_only:
+        measure(args, path)
+    plot(path, img)
+
+
+if __name__ == "__main__":
+    main()
