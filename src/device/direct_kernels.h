@@ -15,11 +15,13 @@ struct DirectKernel {
     const char* name;    // solver name, e.g. "device.direct2.k16"
     int dim;             // 2 or 3
     int t[3];            // compiled-in template extent (planes, rows, cols); 0 = any
-    int ot[3];           // output tile of a block (planes, rows, cols)
-    int threads;         // threads per block
+    struct Shape {
+        int ot[3];       // output tile of a block (planes, rows, cols)
+        int threads;     // threads per block
+    } conv, lcorr;       // each operation has its own tile
     // Enqueues the kernel (LCC or convolution) on `stream`.
     cudaError_t (*launch)(const TileParams& p, bool lcorr, dim3 grid, size_t smem, cudaStream_t stream);
-    // Allows `smem` bytes of dynamic shared memory (once per device, before launching).
+    // Allows up to `smem` bytes of dynamic shared memory to both of its kernels.
     cudaError_t (*prepare)(size_t smem);
 };
 

@@ -17,10 +17,22 @@ namespace {
 
 int tap_row(const Problem& p) { return int((p.templ[2] + 3) / 4 * 4); }
 
+// Specialised small 2D kernels keep their window sums in registers (DirectConfig::small).
+bool sums_in_registers(const DirectKernel& k)
+{
+    return k.t[0] == 1 && k.t[1] > 0 && k.t[1] <= 8 && k.t[2] > 0 && k.t[2] <= 8;
+}
+
+const DirectKernel::Shape& shape(const DirectKernel& k, const Problem& p)
+{
+    return p.op == Op::lcorr ? k.lcorr : k.conv;
+}
+
 size_t shared_bytes(const DirectKernel& k, const Problem& p)
 {
-    const DirectLayout l(k.ot[0], k.ot[1], k.ot[2], int(p.templ[0]), int(p.templ[1]),
-                         int(p.templ[2]), tap_row(p), p.op == Op::lcorr);
+    const int* ot = shape(k, p).ot;
+    const DirectLayout l(ot[0], ot[1], ot[2], int(p.templ[0]), int(p.templ[1]),
+                         int(p.templ[2]), tap_row(p), p.op == Op::lcorr && !sums_in_registers(k));
     return size_t(l.bytes());
 }
 
@@ -47,12 +59,15 @@ public:
         if (r != FLCC_SUCCESS) return r;
         DeviceGuard guard(p_.device);
         fill_extents(p_, params_);
-        blocks_ = make_zones(p_, k_.ot, params_);
+        const int* ot = shape(k_, p_).ot;
+        blocks_ = make_zones(p_, ot, params_);
         params_.tap_row = tap_row(p_);
-        params_.guard = guard_factor(p_.templ, k_.ot);
+        params_.guard = guard_factor(p_.templ, ot);
         params_.status = status();
         smem_ = shared_bytes(k_, p_);
-        FLCC_CUDA_TRY(k_.prepare(smem_));
+        // The kernels' dynamic shared-memory limit is per function, shared by every plan: allow
+        // the device's maximum (a limit, not an allocation), so no plan lowers another's.
+        FLCC_CUDA_TRY(k_.prepare(shared_limit(p_.device)));
         host_taps_.assign(size_t(p_.templ[0] * p_.templ[1] * params_.tap_row), 0.f);
         const flcc_result t = taps_.allocate(host_taps_.size() * sizeof(float));
         params_.taps = taps_.as<float>();
@@ -66,6 +81,8 @@ public:
             normalised_template(templ, p_.templ_elems(), constant, prepared.data());
         else
             flipped_template(templ, p_.templ_elems(), prepared.data());
+        params_.tap_sum = 0;
+        for (float v : prepared) params_.tap_sum += v;
         // Rows padded to whole float4s for the kernels' vector loads.
         const int64_t rows = p_.templ[0] * p_.templ[1], w = p_.templ[2];
         for (int64_t r = 0; r < rows; ++r)

@@ -9,7 +9,6 @@
 // sums and finalisation (kernels/fourier.cuh), all captured once into a CUDA graph.
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
-#include "device/zones.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -70,6 +69,59 @@ std::vector<Piece> pieces(const Problem& p, int axis, int longest)
     return v;
 }
 
+// The tiles of a problem for FFT boxes of at most `edge`, each with its FFT box. Every tile may
+// get the box its own input needs (fewest flops), or all tiles the largest box per axis (one
+// group: one batched plan pair and few graph nodes); the latter is chosen unless it more than
+// doubles the transformed volume.
+struct TilePlan {
+    std::vector<std::pair<std::array<int, 3>, FftTile>> tiles;
+    double volume = 0;   // box elements transformed per frame
+    int groups = 0;
+};
+
+TilePlan plan_tiles(const Problem& p, int edge)
+{
+    std::vector<Piece> axes[3];
+    int uniform[3] = {1, 1, 1};
+    for (int a = 0; a < 3; ++a) {
+        const bool flat = p.dim == 2 && a == 0;
+        axes[a] = pieces(p, a, flat ? 1 : std::max(1, edge - int(p.templ[a]) + 1));
+        if (!flat)
+            for (const Piece& pc : axes[a]) uniform[a] = std::max(uniform[a], fast_size(pc.size + int(p.templ[a]) - 1));
+    }
+    TilePlan plan;
+    double exact_volume = 0;
+    for (const Piece& z : axes[0])
+        for (const Piece& y : axes[1])
+            for (const Piece& x : axes[2]) {
+                const Piece* pc[3] = {&z, &y, &x};
+                std::array<int, 3> F;
+                FftTile t;
+                t.boundary = 0;
+                double box = 1;
+                for (int a = 0; a < 3; ++a) {
+                    t.origin[a] = pc[a]->start;
+                    t.size[a] = pc[a]->size;
+                    t.boundary |= pc[a]->boundary;
+                    F[size_t(a)] = (p.dim == 2 && a == 0) ? 1 : fast_size(t.size[a] + int(p.templ[a]) - 1);
+                    box *= F[size_t(a)];
+                }
+                exact_volume += box;
+                plan.tiles.push_back({F, t});
+            }
+    const double uniform_volume = double(plan.tiles.size()) * uniform[0] * uniform[1] * uniform[2];
+    if (uniform_volume <= 2 * exact_volume) {
+        for (auto& tile : plan.tiles) tile.first = {uniform[0], uniform[1], uniform[2]};
+        plan.volume = uniform_volume;
+    } else {
+        plan.volume = exact_volume;
+    }
+    std::map<std::array<int, 3>, int> shapes;
+    for (const auto& tile : plan.tiles) shapes[tile.first] = 0;
+    plan.groups = int(shapes.size());
+    return plan;
+}
+
 struct CufftPlan {
     cufftHandle h = 0;
     bool made = false;
@@ -83,6 +135,7 @@ struct Group {
     int F[3];
     std::vector<FftTile> tiles;
     int tz = 0, ty = 0, tx = 0;   // largest tile extent per axis
+    int row_warps = 1;            // warps per block of row_sums (each holds a row's prefix)
     DeviceBuffer d_tiles, stats, modes, in, spec, tspec, num, p1, p2, v1, v2, tbox;
     CufftPlan r2c, c2r, t2c;   // batched forward, batched inverse, template forward
     FftGroupParams params{};
@@ -106,43 +159,26 @@ public:
         if (r != FLCC_SUCCESS) return r;
         DeviceGuard guard(p_.device);
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS) return r;
+        if ((r = tap_sum_.allocate(sizeof(double))) != FLCC_SUCCESS) return r;
         tap_row_ = int((p_.templ[2] + 3) / 4 * 4);
         if ((r = taps_.allocate(size_t(p_.templ[0] * p_.templ[1] * tap_row_) * sizeof(float))) != FLCC_SUCCESS)
             return r;
 
-        // Tiles: pieces per axis whose input box fits the edge; 2D keeps one plane.
-        std::vector<Piece> axes[3];
-        for (int a = 0; a < 3; ++a) {
-            const int longest = (p_.dim == 2 && a == 0) ? 1 : std::max(1, edge_ - int(p_.templ[a]) + 1);
-            axes[a] = pieces(p_, a, longest);
-        }
+        // Tiles grouped by FFT box (see plan_tiles).
         std::map<std::array<int, 3>, size_t> index;
-        for (const Piece& z : axes[0])
-            for (const Piece& y : axes[1])
-                for (const Piece& x : axes[2]) {
-                    const Piece* pc[3] = {&z, &y, &x};
-                    std::array<int, 3> F;
-                    FftTile t;
-                    t.boundary = 0;
-                    for (int a = 0; a < 3; ++a) {
-                        t.origin[a] = pc[a]->start;
-                        t.size[a] = pc[a]->size;
-                        t.boundary |= pc[a]->boundary;
-                        const int need = t.size[a] + int(p_.templ[a]) - 1;
-                        F[size_t(a)] = (p_.dim == 2 && a == 0) ? 1 : fast_size(need);
-                    }
-                    auto it = index.find(F);
-                    if (it == index.end()) {
-                        it = index.emplace(F, groups_.size()).first;
-                        groups_.push_back(std::make_unique<Group>());
-                        std::copy(F.begin(), F.end(), groups_.back()->F);
-                    }
-                    Group& g = *groups_[it->second];
-                    g.tiles.push_back(t);
-                    g.tz = std::max(g.tz, t.size[0]);
-                    g.ty = std::max(g.ty, t.size[1]);
-                    g.tx = std::max(g.tx, t.size[2]);
-                }
+        for (const auto& [F, t] : plan_tiles(p_, edge_).tiles) {
+            auto it = index.find(F);
+            if (it == index.end()) {
+                it = index.emplace(F, groups_.size()).first;
+                groups_.push_back(std::make_unique<Group>());
+                std::copy(F.begin(), F.end(), groups_.back()->F);
+            }
+            Group& g = *groups_[it->second];
+            g.tiles.push_back(t);
+            g.tz = std::max(g.tz, t.size[0]);
+            g.ty = std::max(g.ty, t.size[1]);
+            g.tx = std::max(g.tx, t.size[2]);
+        }
         for (auto& g : groups_)
             if ((r = make_group(*g)) != FLCC_SUCCESS) return r;
         return FLCC_SUCCESS;
@@ -163,6 +199,9 @@ public:
         const flcc_result q = quiesce();
         if (q != FLCC_SUCCESS) return q;
         FLCC_CUDA_TRY(cudaMemcpy(taps_.as<float>(), rows.data(), rows.size() * sizeof(float), cudaMemcpyHostToDevice));
+        double sum = 0;
+        for (float v : prepared) sum += v;
+        FLCC_CUDA_TRY(cudaMemcpy(tap_sum_.as<double>(), &sum, sizeof sum, cudaMemcpyHostToDevice));
         // Each group's spectrum: the template zero-padded to the group's box, transformed,
         // conjugated (correlation) and scaled by 1/N (the inverse transform's missing factor).
         for (auto& gp : groups_) {
@@ -211,7 +250,7 @@ private:
             (r = g.tbox.allocate(sizeof(float) * size_t(g.box()))) != FLCC_SUCCESS)
             return r;
         if (lcorr) {
-            const size_t v = size_t(nt) * size_t(g.tz) * size_t(g.ty) * wx * sizeof(double);
+            const size_t v = size_t(nt) * size_t(g.tz) * wy * size_t(g.tx) * sizeof(double);
             if ((r = g.v1.allocate(v)) != FLCC_SUCCESS || (r = g.v2.allocate(v)) != FLCC_SUCCESS) return r;
             if (p_.templ[0] > 1) {
                 const size_t pl = size_t(nt) * size_t(g.tz) * wy * wx * sizeof(double);
@@ -220,6 +259,18 @@ private:
         }
         FLCC_CUDA_TRY(cudaMemcpy(g.d_tiles.as<FftTile>(), g.tiles.data(), sizeof(FftTile) * size_t(nt),
                                  cudaMemcpyHostToDevice));
+        // row_sums keeps a row's prefix (2 x (wx + 1) doubles) per warp in shared memory: as
+        // many warps as fit the default 48 KB, at least one (raising the limit if need be).
+        const size_t per_warp = 2 * (wx + 1) * sizeof(double);
+        g.row_warps = int(std::max<size_t>(1, std::min<size_t>(4, (48 << 10) / per_warp)));
+        if (per_warp > (48 << 10)) {
+            // A per-function limit shared by every plan: raise it to the device's maximum.
+            int device = 0, most = 0;
+            FLCC_CUDA_TRY(cudaGetDevice(&device));
+            FLCC_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+            if (per_warp > size_t(most)) return FLCC_METHOD_NOT_APPLICABLE;
+            FLCC_CUDA_TRY(cudaFuncSetAttribute(row_sums, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        }
 
         // Batched plans over the tiles, and a single one for the template.
         const int rank = p_.dim;
@@ -249,8 +300,7 @@ private:
         q.lcorr = lcorr;
         q.check_finite = p_.check_finite;
         q.n = double(p_.templ_elems());
-        const int ot[3] = {g.tz, g.ty, g.tx};
-        q.guard = guard_factor(p_.templ, ot);
+        q.guard = fourier_guard_factor(g);
         q.stats = g.stats.as<detail::Stats>();
         q.modes = g.modes.as<TileMode>();
         q.in = g.in.as<float>();
@@ -263,11 +313,26 @@ private:
         q.v2 = g.v2.as<double>();
         q.taps = taps_.as<float>();
         q.tap_row = tap_row_;
+        q.tap_sum = tap_sum_.as<double>();
         q.status = status();
         q.tz = g.tz;
         q.ty = g.ty;
         q.tx = g.tx;
         return FLCC_SUCCESS;
+    }
+
+    // The rounding bound F of a group's window sums, as TileRunner::guard_factor on the host:
+    // plane sums over t0 and up to tz steps, a prefix scan along rows of up to wx columns, and
+    // vertical running sums over t1 and up to ty steps; doubled for safety.
+    double fourier_guard_factor(const Group& g) const
+    {
+        const double t0 = double(p_.templ[0]), t1 = double(p_.templ[1]), t2 = double(p_.templ[2]);
+        const double len = double(g.tx + p_.templ[2]);
+        const double ez = t0 > 1 ? t0 * t0 + 2 * g.tz * (t0 + 1) : 0;
+        const double eq = len * ez + len * len * t0;              // prefix of plane sums
+        const double eh = 2 * eq + t0 * t2;                        // h = Q[c + t2] - Q[c]
+        const double es = t1 * eh + t0 * t2 * (t1 * t1 + 2 * g.ty * (t1 + 1));
+        return 2 * (es + t0 * t1 * t2);
     }
 
     // Every group's work for the frame in the slot, on `s`.
@@ -295,8 +360,10 @@ private:
                 const int wx = g.tx + q.T[2] - 1, wy = g.ty + q.T[1] - 1;
                 if (q.T[0] > 1)
                     plane_sums_kernel<<<dim3(unsigned((wy * wx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
-                column_sums<<<dim3(unsigned((g.tz * wx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
-                row_sums_finalise<<<dim3(unsigned((g.tz * g.ty + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
+                const int warps = g.row_warps;
+                row_sums<<<dim3(unsigned((g.tz * wy + warps - 1) / warps), unsigned(nt)), 32 * warps,
+                           size_t(warps) * 2 * size_t(wx + 1) * sizeof(double), s>>>(q);
+                column_sums_finalise<<<dim3(unsigned((g.tz * g.tx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
             }
         }
         FLCC_CUDA_TRY(cudaGetLastError());
@@ -346,7 +413,7 @@ private:
 
     int edge_;
     int tap_row_ = 4;
-    DeviceBuffer slot_, taps_;
+    DeviceBuffer slot_, taps_, tap_sum_;
     std::vector<std::unique_ptr<Group>> groups_;
     Stream capture_;
     cudaGraphExec_t graph_ = nullptr;
@@ -370,30 +437,23 @@ public:
             // A box far larger than the whole problem needs is the next variant's business.
             if (edge_ > 2 * fast_size(int(p.out[a] + p.templ[a] - 1)) && edge_ > 2 * int(p.templ[a] + 1)) return false;
         }
-        // FFT sizes and buffers stay within int and a sane budget (8 GiB): ~60 bytes per box
-        // element of every tile (input, spectrum, output, window sums).
-        double box = 1, tiles = 1;
-        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) {
-            const int64_t e = std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1);
-            box *= double(e);
-            tiles *= double((p.out[a] + (e - p.templ[a] + 1) - 1) / (e - p.templ[a] + 1) + 2);
-        }
-        return box * tiles * 60 < 8.0 * (1 << 30) && box < double(1 << 30);
+        // Buffers stay within a sane budget (8 GiB): ~60 bytes per transformed box element
+        // (input, spectrum, output, window sums); a single box within int.
+        double box = 1;
+        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
+        return box < double(1 << 30) && plan_tiles(p, edge_).volume * 60 < 8.0 * (1 << 30);
     }
 
     // ~5 n log2 n flops per transform at ~15 TFLOP/s effective, two transforms per tile, plus
-    // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~2 us per group launch
-    // inside the graph; host-resident frames add their transfers, overlapped.
+    // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~15 us per group (about ten
+    // graph nodes); host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
+        const TilePlan plan = plan_tiles(p, edge_);
         double box = 1;
         for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
-        double useful = 1;
-        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a)
-            useful *= double(std::max<int64_t>(1, std::min<int64_t>(edge_ - p.templ[a] + 1, p.out[a])));
-        const double tiles = std::max(1.0, double(p.out_elems()) / useful);
-        const double flops = 2 * 5 * box * std::log2(std::max(2.0, box)) * tiles;
-        double t = flops / 15e12 + 60 * box * tiles / 2.5e12 + 2e-6 * (dim_ == 2 ? 9 : 27) + 10e-6;
+        const double flops = 2 * 5 * plan.volume * std::log2(std::max(2.0, box));
+        double t = flops / 15e12 + 60 * plan.volume / 2.5e12 + 15e-6 * plan.groups + 10e-6;
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
         if (!p.device_resident) t = std::max(t, bytes / 25e9);
         return t;

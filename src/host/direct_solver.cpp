@@ -30,6 +30,8 @@ public:
             normalised_template(templ, p_.templ_elems(), constant, taps_.data());
         else
             flipped_template(templ, p_.templ_elems(), taps_.data());
+        tap_sum_ = 0;
+        for (int64_t i = 0; i < p_.templ_elems(); ++i) tap_sum_ += taps_.data()[i];
         return FLCC_SUCCESS;
     }
 
@@ -53,6 +55,7 @@ public:
 
 private:
     const float* lcc_taps() const override { return taps_.data(); }
+    double lcc_tap_sum() const override { return tap_sum_; }
 
     void compute(const TileView& t, int) override
     {
@@ -70,6 +73,7 @@ private:
     TileRunner runner_;
     std::vector<TileScratch> scratch_;
     AlignedArray<float> taps_;
+    double tap_sum_ = 0;
 };
 
 // Output tile of the direct solvers: a few rows of a few hundred columns keeps the input box and

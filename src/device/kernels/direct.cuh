@@ -18,16 +18,22 @@
 
 #include "device/kernels/lcc_common.cuh"
 
+#include <cuda_pipeline.h>
+
 #include <cfloat>
 #include <cstdint>
 
 namespace flcc::device {
 
-template <int T0C, int T1C, int T2C, int RY_, int OTZ_, int OTY_, int OTX_>
+template <int T0C, int T1C, int T2C, int RY_, int RX_, int OTZ_, int OTY_, int OTX_>
 struct DirectConfig {
     static constexpr int T0 = T0C, T1 = T1C, T2 = T2C;
-    static constexpr int RY = RY_, RX = 4, OTZ = OTZ_, OTY = OTY_, OTX = OTX_;
+    static constexpr int RY = RY_, RX = RX_, OTZ = OTZ_, OTY = OTY_, OTX = OTX_;
     static constexpr int threads = (OTY / RY) * (OTX / RX);
+    // Small 2D templates: window sums per thread in registers, no shared arrays for them.
+    static constexpr bool small = T0 == 1 && T1 > 0 && T1 <= 8 && T2 > 0 && T2 <= 8;
+    // Small templates are latency-bound: cap registers so that 6 blocks fit a multiprocessor.
+    static constexpr int min_blocks = small ? 6 : 1;
     static_assert(OTY % RY == 0 && OTX % RX == 0, "tile must be a multiple of the thread block");
 };
 
@@ -78,9 +84,12 @@ __device__ inline void numerator_plane(const float* x, const float* taps, int q,
 #pragma unroll
                     for (int r = 0; r < RY; ++r) {
                         const float* row = xs + (r + i) * L.xs + j0;
-                        const float4 v0 = *reinterpret_cast<const float4*>(row);
-                        const float4 v1 = *reinterpret_cast<const float4*>(row + 4);
-                        const float in[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+                        float in[RX + 4];
+#pragma unroll
+                        for (int w = 0; w < RX + 4; w += 4) {
+                            const float4 v = *reinterpret_cast<const float4*>(row + w);
+                            in[w] = v.x, in[w + 1] = v.y, in[w + 2] = v.z, in[w + 3] = v.w;
+                        }
 #pragma unroll
                         for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -93,7 +102,7 @@ __device__ inline void numerator_plane(const float* x, const float* taps, int q,
 }
 
 template <class C, bool LCORR>
-__global__ void __launch_bounds__(C::threads) direct_kernel(const TileParams p)
+__global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const TileParams p)
 {
     constexpr int RY = C::RY, RX = C::RX, OTY = C::OTY, OTX = C::OTX;
     constexpr int kWarps = (C::threads + 31) / 32;
@@ -101,7 +110,7 @@ __global__ void __launch_bounds__(C::threads) direct_kernel(const TileParams p)
     const int T1 = C::T1 > 0 ? C::T1 : p.T[1];
     const int T2 = C::T2 > 0 ? C::T2 : p.T[2];
     const int TR = p.tap_row;
-    const DirectLayout L(C::OTZ, OTY, OTX, T0, T1, T2, TR, LCORR);
+    const DirectLayout L(C::OTZ, OTY, OTX, T0, T1, T2, TR, LCORR && !C::small);
 
     extern __shared__ double smem[];
     double* h1 = smem;
@@ -120,30 +129,44 @@ __global__ void __launch_bounds__(C::threads) direct_kernel(const TileParams p)
 
     for (int i = tid; i < T0 * T1 * TR; i += C::threads) taps[i] = p.taps[i];
 
-    // 1. Gather the input box with its statistics: a warp per row, lanes along the row, several
-    //    loads in flight per thread.
-    detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+    // 1. Gather the input box: every image value is an asynchronous copy straight into shared
+    //    memory (cp.async: the whole box in flight at once, no registers held), the padding is
+    //    written as zeros; then the statistics of the image values, from shared memory.
     const int b0 = tile.origin[0] - p.P[0], b1 = tile.origin[1] - p.P[1], b2 = tile.origin[2] - p.P[2];
-    for (int row = warp; row < iz * L.iy; row += kWarps) {
+    const auto row_span = [&](int row, int& lo, int& hi) {   // image columns of a box row
         const int a = row / L.iy, r = row - a * L.iy;
         const int g0 = b0 + a, g1 = b1 + r;
-        float* dst = x + row * L.xs;
         const bool inside = g0 >= 0 && g0 < p.S[0] && g1 >= 0 && g1 < p.S[1];
-        const float* src = image + (int64_t(g0) * p.S[1] + g1) * p.S[2];
-#pragma unroll 4
+        lo = inside ? max(0, -b2) : 0;
+        hi = inside ? min(L.ix, p.S[2] - b2) : 0;
+        return image + (int64_t(g0) * p.S[1] + g1) * p.S[2] + b2;
+    };
+    for (int row = warp; row < iz * L.iy; row += kWarps) {
+        int lo, hi;
+        const float* src = row_span(row, lo, hi);
+        float* dst = x + row * L.xs;
         for (int c = lane; c < L.xs; c += 32) {
-            const int g2 = b2 + c;
-            float v = 0.f;
-            if (inside && c < L.ix && g2 >= 0 && g2 < p.S[2]) {
-                v = src[g2];
-                st.sum += v;
-                st.lo = fminf(st.lo, v);
-                st.hi = fmaxf(st.hi, v);
-                st.integral &= v == truncf(v);
-                st.finite &= isfinite(v);
-                st.count += 1;
-            }
-            dst[c] = v;
+            if (c >= lo && c < hi)
+                __pipeline_memcpy_async(dst + c, src + c, sizeof(float));
+            else
+                dst[c] = 0.f;
+        }
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+    for (int row = warp; row < iz * L.iy; row += kWarps) {
+        int lo, hi;
+        row_span(row, lo, hi);
+        const float* v = x + row * L.xs;
+        for (int c = lo + lane; c < hi; c += 32) {
+            st.sum += v[c];
+            st.lo = fminf(st.lo, v[c]);
+            st.hi = fmaxf(st.hi, v[c]);
+            st.integral &= v[c] == truncf(v[c]);
+            st.finite &= isfinite(v[c]);
+            st.count += 1;
         }
     }
     const detail::Stats s = detail::block_reduce(st, scratch);
@@ -185,14 +208,19 @@ __global__ void __launch_bounds__(C::threads) direct_kernel(const TileParams p)
         }
 
         // 4. Window sums of plane q (3D: through the plane sums z) and 5. the finalisation.
+        const Window win{{oq - p.P[0], tile.origin[1] - p.P[1], tile.origin[2] - p.P[2]},
+                         {p.S[0], p.S[1], p.S[2]}, {T0, T1, T2}, TR, p.n, p.tap_sum};
+        if constexpr (C::small) {
+            finalise_small<RY, RX, C::T1, C::T2>(acc, x, L.xs, ty * RY, tx * RX, tile.real[1], tile.real[2],
+                                                 mode, p.n, orow, p.O[2], win, image, taps);
+            continue;
+        }
         if (T0 > 1) {
             plane_sums(x, q, T0, L.iy * L.xs, z1, z2);
             __syncthreads();
         }
         horizontal_sums(x, z1, z2, T0 > 1, L.xs, tile.real[1] + T1 - 1, tile.real[2], T2, OTX, h1, h2);
         __syncthreads();
-        const Window win{{oq - p.P[0], tile.origin[1] - p.P[1], tile.origin[2] - p.P[2]},
-                         {p.S[0], p.S[1], p.S[2]}, {T0, T1, T2}, TR, p.n};
         finalise<RY, RX>(acc, h1, h2, OTX, ty * RY, tx * RX, tile.real[1], tile.real[2], T1, mode, p.n,
                          orow, p.O[2], win, image, taps);
         __syncthreads();   // the next plane rewrites h and z

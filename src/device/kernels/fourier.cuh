@@ -2,7 +2,7 @@
 // into zone-aligned overlap-save tiles, as on the host; tiles with the same FFT box form a
 // group, transformed by one batched cuFFT plan. Per group and frame:
 //   tile_stats -> tile_modes -> gather -> R2C -> product -> C2R -> [plane_sums] ->
-//   column_sums -> row_sums_finalise (LCC)   or   crop (convolution).
+//   row_sums -> column_sums_finalise (LCC)   or   crop (convolution).
 // All groups of a frame are captured once into a CUDA graph (launch overhead matters for small
 // frames and for the many small boundary groups); the frame's pointers come from a device slot.
 // Window sums are running sums restarted per tile (O(1) per output, any template size), in
@@ -50,10 +50,11 @@ struct FftGroupParams {
     cufftComplex* spec;        // ntiles of F0*F1*(F2/2+1)
     const cufftComplex* tspec; // conj(template spectrum) / (F0*F1*F2)
     float* num;                // ntiles boxes (C2R output)
-    double* p1; double* p2;    // 3D plane sums: ntiles x O-tile planes x box rows x box cols
-    double* v1; double* v2;    // column sums: ntiles x planes x out rows x box cols
+    double* p1; double* p2;    // 3D plane sums: ntiles x tz x box rows x box cols (wy x wx)
+    double* v1; double* v2;    // row sums: ntiles x tz x box rows (wy) x output cols (tx)
     const float* taps;         // normalised template (T0 x T1 x tap_row), for recomputed windows
     int tap_row;
+    const double* tap_sum;     // its sum (device memory: the graph outlives template changes)
     int* status;
     // The largest tile extent (outputs) per axis, sizing the sum buffers.
     int tz, ty, tx;
@@ -204,82 +205,95 @@ __global__ void plane_sums_kernel(FftGroupParams g)
     }
 }
 
-// Column sums v = sum over T1 rows of the source (x in 2D, the plane sums in 3D); one thread
-// per (output plane, box column), running over output rows.
-__global__ void column_sums(FftGroupParams g)
+// Horizontal window sums of every source row (x in 2D, the plane sums in 3D): a warp per row
+// scans it in chunks of 32 columns (coalesced loads, shuffle prefix sums, the carry from chunk
+// to chunk), keeps the row's prefix Q in its shared buffer, then writes
+// h[c] = Q[c + T2] - Q[c] for the tile's output columns. Grid: (row blocks, tile); dynamic
+// shared memory: 2 * (wx + 1) doubles per warp.
+__global__ void row_sums(FftGroupParams g)
 {
+    extern __shared__ double prefix[];
     const FftTile tile = g.tiles[blockIdx.y];
-    const int bx = box_extent(tile, g, 2), wx = g.tx + g.T[2] - 1, wy = g.ty + g.T[1] - 1;
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= tile.size[0] * bx) return;
-    const int q = e / bx, c = e - q * bx;
+    const int by = box_extent(tile, g, 1), bx = box_extent(tile, g, 2);
+    const int wx = g.tx + g.T[2] - 1, wy = g.ty + g.T[1] - 1;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    double* q1 = prefix + warp * 2 * (wx + 1);
+    double* q2 = q1 + (wx + 1);
+    const int row = blockIdx.x * warps + warp;   // (output plane, box row)
+    if (row >= tile.size[0] * by) return;
+    const int q = row / by, i = row - q * by;
     const bool planes = g.T[0] > 1;
-    const float* x = g.in + int64_t(blockIdx.y) * g.F[0] * g.F[1] * g.F[2] + c;
-    const int64_t pbase = (int64_t(blockIdx.y) * g.tz + q) * wy * wx + c;
-    const auto source = [&](int i, double& s1, double& s2) {
-        if (planes) {
-            s1 = g.p1[pbase + int64_t(i) * wx];
-            s2 = g.p2[pbase + int64_t(i) * wx];
-        } else {
-            s1 = x[int64_t(i) * g.F[2]];
-            s2 = s1 * s1;
+    const float* x = g.in + int64_t(blockIdx.y) * g.F[0] * g.F[1] * g.F[2] + int64_t(i) * g.F[2];
+    const int64_t src = ((int64_t(blockIdx.y) * g.tz + q) * wy + i) * wx;
+    double carry1 = 0, carry2 = 0;
+    if (lane == 0) q1[0] = q2[0] = 0;
+    for (int c0 = 0; c0 < bx; c0 += 32) {
+        const int c = c0 + lane;
+        double a1 = 0, a2 = 0;
+        if (c < bx) {
+            if (planes) {
+                a1 = g.p1[src + c];
+                a2 = g.p2[src + c];
+            } else {
+                a1 = x[c];
+                a2 = a1 * a1;
+            }
         }
-    };
-    double a1 = 0, a2 = 0, s1, s2;
-    for (int i = 0; i < g.T[1]; ++i) {
-        source(i, s1, s2);
-        a1 += s1;
-        a2 += s2;
+        for (int d = 1; d < 32; d <<= 1) {
+            const double b1 = __shfl_up_sync(0xffffffffu, a1, d), b2 = __shfl_up_sync(0xffffffffu, a2, d);
+            if (lane >= d) a1 += b1, a2 += b2;
+        }
+        a1 += carry1;
+        a2 += carry2;
+        if (c < bx) q1[c + 1] = a1, q2[c + 1] = a2;
+        carry1 = __shfl_sync(0xffffffffu, a1, 31);
+        carry2 = __shfl_sync(0xffffffffu, a2, 31);
     }
-    const int64_t vbase = (int64_t(blockIdx.y) * g.tz + q) * g.ty * wx + c;
-    for (int r = 0; r < tile.size[1]; ++r) {
-        g.v1[vbase + int64_t(r) * wx] = a1;
-        g.v2[vbase + int64_t(r) * wx] = a2;
-        if (r + 1 < tile.size[1]) {
-            double n1, n2, o1, o2;
-            source(r + g.T[1], n1, n2);
-            source(r, o1, o2);
-            a1 = (a1 + n1) - o1;
-            a2 = (a2 + n2) - o2;
-        }
+    __syncwarp();
+    double* h1 = g.v1 + ((int64_t(blockIdx.y) * g.tz + q) * wy + i) * g.tx;
+    double* h2 = g.v2 + ((int64_t(blockIdx.y) * g.tz + q) * wy + i) * g.tx;
+    for (int c = lane; c < tile.size[2]; c += 32) {
+        h1[c] = q1[c + g.T[2]] - q1[c];
+        h2[c] = q2[c + g.T[2]] - q2[c];
     }
 }
 
-// Row sums over T2 columns of the column sums, and the finalisation; one thread per (output
-// plane, output row), running over the row's outputs.
-__global__ void row_sums_finalise(FftGroupParams g)
+// Vertical window sums over T1 rows of h and the finalisation: a thread per (output plane,
+// output column), running down the rows (coalesced reads of h and num, coalesced stores).
+__global__ void column_sums_finalise(FftGroupParams g)
 {
     const FftTile tile = g.tiles[blockIdx.y];
     const TileMode m = g.modes[blockIdx.y];
-    const int wx = g.tx + g.T[2] - 1;
+    const int wy = g.ty + g.T[1] - 1;
     const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= tile.size[0] * tile.size[1]) return;
-    const int q = e / tile.size[1], r = e - q * tile.size[1];
-    const double* v1 = g.v1 + ((int64_t(blockIdx.y) * g.tz + q) * g.ty + r) * wx;
-    const double* v2 = g.v2 + ((int64_t(blockIdx.y) * g.tz + q) * g.ty + r) * wx;
-    const float* num = g.num + (int64_t(blockIdx.y) * g.F[0] * g.F[1] + int64_t(q) * g.F[1] + r) * g.F[2];
-    float* out = g.frame->out + (int64_t(tile.origin[0] + q) * g.O[1] + tile.origin[1] + r) * g.O[2] + tile.origin[2];
+    if (e >= tile.size[0] * tile.size[2]) return;
+    const int q = e / tile.size[2], c = e - q * tile.size[2];
+    const double* h1 = g.v1 + (int64_t(blockIdx.y) * g.tz + q) * wy * g.tx + c;
+    const double* h2 = g.v2 + (int64_t(blockIdx.y) * g.tz + q) * wy * g.tx + c;
+    const float* num = g.num + (int64_t(blockIdx.y) * g.F[0] * g.F[1] + int64_t(q) * g.F[1]) * g.F[2] + c;
+    float* out = g.frame->out + (int64_t(tile.origin[0] + q) * g.O[1] + tile.origin[1]) * g.O[2] + tile.origin[2] + c;
     const double n = g.n, inv_n = 1.0 / n;
     double s1 = 0, s2 = 0;
-    for (int j = 0; j < g.T[2]; ++j) s1 += v1[j], s2 += v2[j];
-    for (int c = 0; c < tile.size[2]; ++c) {
-        if (c > 0) {
-            s1 = (s1 + v1[c + g.T[2] - 1]) - v1[c - 1];
-            s2 = (s2 + v2[c + g.T[2] - 1]) - v2[c - 1];
+    for (int i = 0; i < g.T[1]; ++i) s1 += h1[int64_t(i) * g.tx], s2 += h2[int64_t(i) * g.tx];
+    for (int r = 0; r < tile.size[1]; ++r) {
+        if (r > 0) {
+            s1 = (s1 + h1[int64_t(r + g.T[1] - 1) * g.tx]) - h1[int64_t(r - 1) * g.tx];
+            s2 = (s2 + h2[int64_t(r + g.T[1] - 1) * g.tx]) - h2[int64_t(r - 1) * g.tx];
         }
         const double p1 = n * s2;
         const double dn = fma(-s1, s1, p1);
         const double limit = m.exact ? 0.0 : m.tau + 4 * 0x1p-53 * p1;
         const float d = dn > limit ? float(dn * inv_n) : 0.f;
-        float v = d >= FLT_MIN ? num[c] * rsqrtf(d) : 0.f;
-        // An FFT numerator's error follows the tile's magnitude, not the window's own mean:
-        // recompute where n^2 m^2 / (n D) > 10^2, i.e. where that error could exceed ~1e-5.
-        if ((dn > limit && n * n * m.m2 > 100.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small)) {
+        float v = d >= FLT_MIN ? num[int64_t(r) * g.F[2]] * rsqrtf(d) : 0.f;
+        // An FFT numerator's error per output is about u log2(N) times the tile's RMS, whatever
+        // the window: recompute where m^2 (m bounds the RMS) exceeds 2 D = 2 dn / n, i.e. where
+        // that error could approach 1e-5.
+        if ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small)) {
             const Window w{{tile.origin[0] + q - g.P[0], tile.origin[1] + r - g.P[1], tile.origin[2] + c - g.P[2]},
-                           {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]}, g.tap_row, g.n};
+                           {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]}, g.tap_row, g.n, *g.tap_sum};
             v = recomputed(w, g.frame->image, g.taps);
         }
-        out[c] = fminf(fmaxf(v, -1.f), 1.f);
+        out[int64_t(r) * g.O[2]] = fminf(fmaxf(v, -1.f), 1.f);
     }
 }
 

@@ -94,34 +94,47 @@ struct Window {
     int T[3];     // template extent
     int tap_row;
     double n;
+    double tap_sum;   // sum of the taps in double (0 but for rounding)
 };
 
 static __device__ __noinline__ float recomputed(const Window w, const float* image, const float* taps)
 {
-    double sum = 0, num = 0, d = 0, off = 0;
-    for (int pass = 0; pass < 2; ++pass) {
-        const double mean = sum / w.n;
-        for (int a = 0; a < w.T[0]; ++a)
-            for (int i = 0; i < w.T[1]; ++i)
-                for (int j = 0; j < w.T[2]; ++j) {
-                    const int g0 = w.box[0] + a, g1 = w.box[1] + i, g2 = w.box[2] + j;
-                    double v = 0;
-                    if (g0 >= 0 && g0 < w.S[0] && g1 >= 0 && g1 < w.S[1] && g2 >= 0 && g2 < w.S[2])
-                        v = image[(int64_t(g0) * w.S[1] + g1) * w.S[2] + g2];
-                    if (pass == 0) {
-                        sum += v;
-                    } else {
-                        const double t = taps[(a * w.T[1] + i) * w.tap_row + j];
-                        num += (v - mean) * t;
-                        d += (v - mean) * (v - mean);
-                        off += v - mean;
-                    }
-                }
+    // Only the part of the window inside the image is visited: the padding contributes
+    // analytically (its values are 0, its taps sum to tap_sum minus those visited), so windows
+    // that are mostly padding cost what their real values cost.
+    int lo[3], hi[3];
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = max(0, -w.box[a]);
+        hi[a] = min(w.T[a], w.S[a] - w.box[a]);
+        if (hi[a] <= lo[a]) return 0.f;   // all padding: constant
     }
-    d -= off * off / w.n;
+    double sum = 0, count = 0;
+    for (int a = lo[0]; a < hi[0]; ++a)
+        for (int i = lo[1]; i < hi[1]; ++i) {
+            const float* row = image + (int64_t(w.box[0] + a) * w.S[1] + w.box[1] + i) * w.S[2] + w.box[2];
+            for (int j = lo[2]; j < hi[2]; ++j) sum += row[j];
+            count += hi[2] - lo[2];
+        }
+    const double mean = sum / w.n, pad = w.n - count;
+    double num = 0, d = 0, off = 0, treal = 0;
+    for (int a = lo[0]; a < hi[0]; ++a)
+        for (int i = lo[1]; i < hi[1]; ++i) {
+            const float* row = image + (int64_t(w.box[0] + a) * w.S[1] + w.box[1] + i) * w.S[2] + w.box[2];
+            const float* t = taps + (a * w.T[1] + i) * w.tap_row;
+            for (int j = lo[2]; j < hi[2]; ++j) {
+                const double v = double(row[j]) - mean;
+                num += v * t[j];
+                d += v * v;
+                off += v;
+                treal += t[j];
+            }
+        }
+    num -= mean * (w.tap_sum - treal);   // the padding's (0 - mean) * t
+    d += pad * mean * mean;
+    off -= pad * mean;
+    d -= off * off / w.n;         // the rounding of the mean
     return d > 0 ? float(num / sqrt(d)) : 0.f;
 }
-
 
 // Decisions of one tile for LCC: the centring constant, the scale, exact or guarded mode, the
 // guard tau and the energy below which guarded windows are recomputed.
@@ -218,6 +231,78 @@ __device__ inline void plane_sums(const float* x, int q, int T0, int plane, doub
     }
 }
 
+// One output from its window sums: the guard, r = N * rsqrt(D), the clamp; `redo` says the
+// window must be recomputed (see Window).
+__device__ inline float coefficient(float num, double s1, double s2, const TileMode& t, double n,
+                                    double inv_n, bool& redo)
+{
+    const double p1 = n * s2;
+    const double dn = fma(-s1, s1, p1);
+    const double limit = t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
+    const float d = dn > limit ? float(dn * inv_n) : 0.f;
+    const float v = d >= FLT_MIN ? num * rsqrtf(d) : 0.f;
+    redo = (dn > limit && s1 * s1 > 1024.0 * dn) || (dn <= limit && s2 > 0 && s2 < t.small);
+    return fminf(fmaxf(v, -1.f), 1.f);
+}
+
+// Small 2D templates (T1, T2 <= 8): each thread forms its own outputs' window sums straight
+// from the centred box x (row stride xs) in registers, with no shared arrays: per column, the
+// first window in full, then running down the rows. Same guard, store and recomputes as
+// finalise below.
+template <int RY, int RX, int T1, int T2>
+__device__ inline void finalise_small(const float (&acc)[RY][RX], const float* x, int xs, int y0, int x0,
+                                      int rows, int cols, const TileMode& t, double n, float* orow,
+                                      int64_t ostride, Window win, const float* image, const float* taps)
+{
+    static_assert(RY * RX <= 32, "one bit per output of a thread");
+    const double inv_n = 1.0 / n;
+    const auto row_sum = [&](int i, int c, double& a1, double& a2) {
+        a1 = a2 = 0;
+#pragma unroll
+        for (int j = 0; j < T2; ++j) {
+            const double v = x[(y0 + i) * xs + x0 + c + j];
+            a1 += v;
+            a2 = fma(v, v, a2);
+        }
+    };
+    unsigned redo = 0;
+#pragma unroll
+    for (int c = 0; c < RX; ++c) {
+        if (x0 + c >= cols) break;
+        double s1 = 0, s2 = 0, h1, h2;
+        // Rolled: unrolled, the compiler hoists every load of the window at once.
+#pragma unroll 1
+        for (int i = 0; i < T1; ++i) {
+            row_sum(i, c, h1, h2);
+            s1 += h1;
+            s2 += h2;
+        }
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+            if (y0 + r >= rows) break;
+            if (r > 0) {
+                double g1, g2;
+                row_sum(r + T1 - 1, c, h1, h2);
+                row_sum(r - 1, c, g1, g2);
+                s1 = (s1 + h1) - g1;
+                s2 = (s2 + h2) - g2;
+            }
+            bool again;
+            orow[int64_t(y0 + r) * ostride + x0 + c] = coefficient(acc[r][c], s1, s2, t, n, inv_n, again);
+            if (again) redo |= 1u << (r * RX + c);
+        }
+    }
+    while (redo != 0) {
+        const int bit = __ffs(redo) - 1;
+        redo &= redo - 1;
+        const int yy = y0 + bit / RX, xx = x0 + bit % RX;
+        Window w = win;
+        w.box[1] += yy;
+        w.box[2] += xx;
+        orow[int64_t(yy) * ostride + xx] = fminf(fmaxf(recomputed(w, image, taps), -1.f), 1.f);
+    }
+}
+
 // The vertical window sums of one thread's RY x RX outputs (rows y0.., columns x0..) from h,
 // the guard, r = N * rsqrt(D), the clamp and the store into orow (row stride ostride); windows
 // to recompute are noted and done last, once the accumulators are dead. `win` locates the
@@ -245,14 +330,9 @@ __device__ inline void finalise(const float (&acc)[RY][RX], const double* h1, co
                 s1 = (s1 + h1[(yy + T1 - 1) * otx + xx]) - h1[(yy - 1) * otx + xx];
                 s2 = (s2 + h2[(yy + T1 - 1) * otx + xx]) - h2[(yy - 1) * otx + xx];
             }
-            const double p1 = n * s2;
-            const double dn = fma(-s1, s1, p1);
-            const double limit = t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
-            const float d = dn > limit ? float(dn * inv_n) : 0.f;
-            const float v = d >= FLT_MIN ? acc[r][c] * rsqrtf(d) : 0.f;
-            if ((dn > limit && s1 * s1 > 1024.0 * dn) || (dn <= limit && s2 > 0 && s2 < t.small))
-                redo |= 1u << (r * RX + c);
-            orow[int64_t(yy) * ostride + xx] = fminf(fmaxf(v, -1.f), 1.f);
+            bool again;
+            orow[int64_t(yy) * ostride + xx] = coefficient(acc[r][c], s1, s2, t, n, inv_n, again);
+            if (again) redo |= 1u << (r * RX + c);
         }
     }
     while (redo != 0) {

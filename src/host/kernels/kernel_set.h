@@ -38,6 +38,10 @@ struct LccPlaneArgs {
     int64_t t1 = 0, t2 = 0;
     double n = 0;                 // template elements
     double tau_abs = 0;           // guard on n*S2 - S1^2; negative selects exact mode (D <= 0)
+    double tile_m2 = 0;           // > 0: the numerator came from a transform, whose error per
+                                  // output is about u log2(N) times the tile's RMS (bounded by
+                                  // sqrt(tile_m2)) whatever the window; windows are recomputed
+                                  // where it could approach 1e-5 (tile_m2 > 2 D)
     double small_s2 = 0;          // guarded mode: windows the guard zeroes whose S2 lies in
                                   // (0, small_s2) are far smaller than the tile's magnitude, so
                                   // the tile-wide bound overstates their error: recompute them
@@ -52,6 +56,7 @@ struct LccPlaneArgs {
     // window_sums.h): the normalised template (t0 x t1 x t2; null disables this), the frame,
     // its extent, and the image coordinates of this plane's window (0, 0) (may be padding).
     const float* taps = nullptr;
+    double tap_sum = 0;           // sum of taps in double (0 but for rounding)
     int64_t t0 = 1;
     const float* frame = nullptr;
     int64_t image[3] = {0, 0, 0};

@@ -29,31 +29,47 @@ namespace flcc::host::FLCC_ISA_NS {
 
 constexpr double kRecentre = 32;
 
-// r of the window at (r, c) of the plane, from the original image values (zero padding
-// included) in double: the mean, then N = sum (v - mean) t' and D = sum (v - mean)^2.
+// r of the window at (r, c) of the plane, from the original image values in double: the mean,
+// then N = sum (v - mean) t' and D = sum (v - mean)^2. Only the part of the window inside the
+// image is visited: the padding contributes analytically (its values are 0; its taps sum to
+// tap_sum minus those visited).
 inline float recomputed(const LccPlaneArgs& a, int64_t r, int64_t c)
 {
-    const auto walk = [&](auto&& f) {
-        const float* t = a.taps;
-        for (int64_t p = 0; p < a.t0; ++p)
-            for (int64_t i = 0; i < a.t1; ++i)
-                for (int64_t j = 0; j < a.t2; ++j, ++t) {
-                    const int64_t g0 = a.box[0] + p, g1 = a.box[1] + r + i, g2 = a.box[2] + c + j;
-                    const bool in = g0 >= 0 && g0 < a.image[0] && g1 >= 0 && g1 < a.image[1] &&
-                                    g2 >= 0 && g2 < a.image[2];
-                    f(in ? double(a.frame[(g0 * a.image[1] + g1) * a.image[2] + g2]) : 0.0, double(*t));
-                }
+    const int64_t box[3] = {a.box[0], a.box[1] + r, a.box[2] + c}, t[3] = {a.t0, a.t1, a.t2};
+    int64_t lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+        lo[k] = std::max<int64_t>(0, -box[k]);
+        hi[k] = std::min<int64_t>(t[k], a.image[k] - box[k]);
+        if (hi[k] <= lo[k]) return 0.0f;   // all padding: constant
+    }
+    const auto row = [&](int64_t p, int64_t i) {
+        return a.frame + ((box[0] + p) * a.image[1] + box[1] + i) * a.image[2] + box[2];
     };
-    double sum = 0;
-    walk([&](double v, double) { sum += v; });
-    const double mean = sum / a.n;
-    double num = 0, d = 0, off = 0;
-    walk([&](double v, double t) {
-        num += (v - mean) * t;
-        d += (v - mean) * (v - mean);
-        off += v - mean;
-    });
-    d -= off * off / a.n;   // the rounding of the mean
+    double sum = 0, count = 0;
+    for (int64_t p = lo[0]; p < hi[0]; ++p)
+        for (int64_t i = lo[1]; i < hi[1]; ++i) {
+            const float* v = row(p, i);
+            for (int64_t j = lo[2]; j < hi[2]; ++j) sum += v[j];
+            count += double(hi[2] - lo[2]);
+        }
+    const double mean = sum / a.n, pad = a.n - count;
+    double num = 0, d = 0, off = 0, treal = 0;
+    for (int64_t p = lo[0]; p < hi[0]; ++p)
+        for (int64_t i = lo[1]; i < hi[1]; ++i) {
+            const float* v = row(p, i);
+            const float* tp = a.taps + (p * a.t1 + i) * a.t2;
+            for (int64_t j = lo[2]; j < hi[2]; ++j) {
+                const double x = double(v[j]) - mean;
+                num += x * tp[j];
+                d += x * x;
+                off += x;
+                treal += tp[j];
+            }
+        }
+    num -= mean * (a.tap_sum - treal);   // the padding's (0 - mean) t, over taps summing to tap_sum - treal
+    d += pad * mean * mean;
+    off -= pad * mean;
+    d -= off * off / a.n;  // the rounding of the mean
     return d > 0 ? float(num / std::sqrt(d)) : 0.0f;
 }
 
@@ -134,6 +150,8 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
     // mode; otherwise its rounding (at most 2u * n*s2) is inside the guard's relative term.
     // `far` flags resolvable windows whose mean is far from the centring (kappa > kRecentre).
     const vd k2 = splat(kRecentre * kRecentre), small = splat(exact ? 0.0 : a.small_s2);
+    const bool transform = a.tile_m2 > 0;
+    const vd energy = splat(a.n * a.tile_m2), k2_transform = splat(2.0);
     const auto variance = [&](int64_t c, vd& d, vd& far) {
         const vd s1 = loadu(a.q1 + c + a.t2) - loadu(a.q1 + c);
         const vd s2 = loadu(a.q2 + c + a.t2) - loadu(a.q2 + c);
@@ -141,7 +159,8 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
         const vd dn = fmadd(-s1, s1, p1);
         const vd limit = exact ? vd{} : tau + rel * p1;
         d = dn > limit ? dn * inv_n : vd{};
-        far = (dn > limit && s1 * s1 > k2 * dn) || (dn <= limit && s2 > 0 && s2 < small) ? splat(1.0) : vd{};
+        const auto ill = transform ? energy > k2_transform * dn : s1 * s1 > k2 * dn;
+        far = (dn > limit && ill) || (dn <= limit && s2 > 0 && s2 < small) ? splat(1.0) : vd{};
     };
 
     const int64_t whole = a.cols / kFloats * kFloats;
