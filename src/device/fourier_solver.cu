@@ -49,14 +49,18 @@ int fast_size(int n)
     }
 }
 
-// Runs of one axis cut into pieces of at most `longest` outputs, balanced.
+// Runs of one axis cut into pieces of at most `longest` outputs, balanced. LCC cuts at the
+// zone boundaries (windows touching the padding run uncentred, as on the host); convolution,
+// never centred, needs no zones.
 struct Piece {
     int start, size, boundary;
 };
 std::vector<Piece> pieces(const Problem& p, int axis, int longest)
 {
-    const int64_t lo = std::min(p.pad[axis], p.out[axis]);
-    const int64_t hi = std::max(lo, std::min(p.out[axis], p.image[axis] - p.templ[axis] + p.pad[axis] + 1));
+    const bool zones = p.op == Op::lcorr;
+    const int64_t lo = zones ? std::min(p.pad[axis], p.out[axis]) : 0;
+    const int64_t hi = zones ? std::max(lo, std::min(p.out[axis], p.image[axis] - p.templ[axis] + p.pad[axis] + 1))
+                             : p.out[axis];
     const int64_t cuts[4] = {0, lo, hi, p.out[axis]};
     std::vector<Piece> v;
     for (int k = 0; k < 3; ++k) {
@@ -135,8 +139,10 @@ struct Group {
     int F[3];
     std::vector<FftTile> tiles;
     int tz = 0, ty = 0, tx = 0;   // largest tile extent per axis
-    int row_warps = 1;            // warps per block of row_sums (each holds a row's prefix)
-    DeviceBuffer d_tiles, stats, modes, in, spec, tspec, num, p1, p2, v1, v2, tbox;
+    int row_warps = 1;            // 2D: warps per block of row_sums (each holds a row's prefix)
+    int chunk = 0, ring = 0;      // 3D: window_sums_finalise's planes per block, ring planes
+    size_t march_bytes = 0;       // 3D: its dynamic shared memory
+    DeviceBuffer d_tiles, stats, modes, in, spec, tspec, num, v1, v2, tbox;
     CufftPlan r2c, c2r, t2c;   // batched forward, batched inverse, template forward
     FftGroupParams params{};
 
@@ -202,25 +208,21 @@ public:
         double sum = 0;
         for (float v : prepared) sum += v;
         FLCC_CUDA_TRY(cudaMemcpy(tap_sum_.as<double>(), &sum, sizeof sum, cudaMemcpyHostToDevice));
-        // Each group's spectrum: the template zero-padded to the group's box, transformed,
-        // conjugated (correlation) and scaled by 1/N (the inverse transform's missing factor).
+        // Each group's spectrum, on the device: the template zero-padded to the group's box,
+        // transformed, conjugated (correlation) and scaled by 1/N (the inverse transform's
+        // missing factor). Per template change; no host round trip of box-sized data.
         for (auto& gp : groups_) {
             Group& g = *gp;
-            std::vector<float> box(size_t(g.box()), 0.f);
-            for (int64_t a = 0; a < p_.templ[0]; ++a)
-                for (int64_t i = 0; i < p_.templ[1]; ++i)
-                    for (int64_t j = 0; j < p_.templ[2]; ++j)
-                        box[size_t((a * g.F[1] + i) * g.F[2] + j)] = prepared[size_t((a * p_.templ[1] + i) * p_.templ[2] + j)];
-            FLCC_CUDA_TRY(cudaMemcpy(g.tbox.as<float>(), box.data(), box.size() * sizeof(float), cudaMemcpyHostToDevice));
+            const int64_t box = g.box(), half = g.half();
+            template_box<<<unsigned((box + 255) / 256), 256>>>(g.params, g.tbox.as<float>());
+            FLCC_CUDA_TRY(cudaGetLastError());
+            FLCC_CUFFT_TRY(cufftSetStream(g.t2c.h, nullptr));
             FLCC_CUFFT_TRY(cufftExecR2C(g.t2c.h, g.tbox.as<float>(), g.tspec.as<cufftComplex>()));
-            std::vector<cufftComplex> spec(size_t(g.half()));
-            FLCC_CUDA_TRY(cudaMemcpy(spec.data(), g.tspec.as<cufftComplex>(), spec.size() * sizeof(cufftComplex),
-                                     cudaMemcpyDeviceToHost));
-            const float scale = float(1.0 / double(g.box()));
-            for (cufftComplex& c : spec) c = cufftComplex{c.x * scale, -c.y * scale};
-            FLCC_CUDA_TRY(cudaMemcpy(g.tspec.as<cufftComplex>(), spec.data(), spec.size() * sizeof(cufftComplex),
-                                     cudaMemcpyHostToDevice));
+            conjugate_scale<<<unsigned((half + 255) / 256), 256>>>(g.tspec.as<cufftComplex>(), half,
+                                                                   float(1.0 / double(box)));
+            FLCC_CUDA_TRY(cudaGetLastError());
         }
+        FLCC_CUDA_TRY(cudaStreamSynchronize(nullptr));
         return FLCC_SUCCESS;
     }
 
@@ -228,7 +230,7 @@ public:
     {
         int64_t b = DeviceExecutor::memory_bytes();
         for (const auto& g : groups_)
-            for (const DeviceBuffer* d : {&g->in, &g->spec, &g->tspec, &g->num, &g->p1, &g->p2, &g->v1, &g->v2, &g->tbox})
+            for (const DeviceBuffer* d : {&g->in, &g->spec, &g->tspec, &g->num, &g->v1, &g->v2, &g->tbox})
                 b += int64_t(d->bytes());
         return b;
     }
@@ -238,7 +240,6 @@ private:
     {
         flcc_result r;
         const int nt = int(g.tiles.size());
-        const size_t wy = size_t(g.ty + p_.templ[1] - 1), wx = size_t(g.tx + p_.templ[2] - 1);
         const bool lcorr = p_.op == Op::lcorr;
         if ((r = g.d_tiles.allocate(sizeof(FftTile) * size_t(nt))) != FLCC_SUCCESS ||
             (r = g.stats.allocate(sizeof(detail::Stats) * size_t(nt))) != FLCC_SUCCESS ||
@@ -249,27 +250,28 @@ private:
             (r = g.num.allocate(sizeof(float) * size_t(g.box() * nt))) != FLCC_SUCCESS ||
             (r = g.tbox.allocate(sizeof(float) * size_t(g.box()))) != FLCC_SUCCESS)
             return r;
-        if (lcorr) {
-            const size_t v = size_t(nt) * size_t(g.tz) * wy * size_t(g.tx) * sizeof(double);
-            if ((r = g.v1.allocate(v)) != FLCC_SUCCESS || (r = g.v2.allocate(v)) != FLCC_SUCCESS) return r;
-            if (p_.templ[0] > 1) {
-                const size_t pl = size_t(nt) * size_t(g.tz) * wy * wx * sizeof(double);
-                if ((r = g.p1.allocate(pl)) != FLCC_SUCCESS || (r = g.p2.allocate(pl)) != FLCC_SUCCESS) return r;
-            }
-        }
         FLCC_CUDA_TRY(cudaMemcpy(g.d_tiles.as<FftTile>(), g.tiles.data(), sizeof(FftTile) * size_t(nt),
                                  cudaMemcpyHostToDevice));
-        // row_sums keeps a row's prefix (2 x (wx + 1) doubles) per warp in shared memory: as
-        // many warps as fit the default 48 KB, at least one (raising the limit if need be).
-        const size_t per_warp = 2 * (wx + 1) * sizeof(double);
-        g.row_warps = int(std::max<size_t>(1, std::min<size_t>(4, (48 << 10) / per_warp)));
-        if (per_warp > (48 << 10)) {
-            // A per-function limit shared by every plan: raise it to the device's maximum.
-            int device = 0, most = 0;
-            FLCC_CUDA_TRY(cudaGetDevice(&device));
-            FLCC_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-            if (per_warp > size_t(most)) return FLCC_METHOD_NOT_APPLICABLE;
-            FLCC_CUDA_TRY(cudaFuncSetAttribute(row_sums, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        if (lcorr && p_.dim == 2) {
+            // row_sums keeps a row's prefix (2 x (wx + 1) doubles) per warp in shared memory: as
+            // many warps as fit the default 48 KB, at least one (raising the limit if need be).
+            const size_t wy = size_t(g.ty + p_.templ[1] - 1), wx = size_t(g.tx + p_.templ[2] - 1);
+            const size_t v = size_t(nt) * wy * size_t(g.tx) * sizeof(double);
+            if ((r = g.v1.allocate(v)) != FLCC_SUCCESS || (r = g.v2.allocate(v)) != FLCC_SUCCESS) return r;
+            const size_t per_warp = 2 * (wx + 1) * sizeof(double);
+            g.row_warps = int(std::max<size_t>(1, std::min<size_t>(4, (48 << 10) / per_warp)));
+            if (per_warp > (48 << 10) && (r = raise_shared_limit(row_sums, per_warp)) != FLCC_SUCCESS) return r;
+        } else if (lcorr) {
+            // Chunks of planes long enough that the T0 planes every chunk starts with cost
+            // little; the ring when it fits 96 KB beside the horizontal sums, else the leaving
+            // planes are recomputed.
+            const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]);
+            g.chunk = std::max(32, 4 * T0);
+            g.ring = march_shared_bytes(T1, T0) <= (96u << 10) ? T0 : 0;
+            g.march_bytes = march_shared_bytes(T1, g.ring);
+            if (g.march_bytes > (48u << 10) &&
+                (r = raise_shared_limit(window_sums_finalise, g.march_bytes)) != FLCC_SUCCESS)
+                return r;
         }
 
         // Batched plans over the tiles, and a single one for the template.
@@ -306,11 +308,9 @@ private:
         q.in = g.in.as<float>();
         q.spec = g.spec.as<cufftComplex>();
         q.tspec = g.tspec.as<cufftComplex>();
-        q.num = g.num.as<float>();
-        q.p1 = g.p1.as<double>();
-        q.p2 = g.p2.as<double>();
         q.v1 = g.v1.as<double>();
         q.v2 = g.v2.as<double>();
+        q.num = g.num.as<float>();
         q.taps = taps_.as<float>();
         q.tap_row = tap_row_;
         q.tap_sum = tap_sum_.as<double>();
@@ -321,18 +321,37 @@ private:
         return FLCC_SUCCESS;
     }
 
-    // The rounding bound F of a group's window sums, as TileRunner::guard_factor on the host:
-    // plane sums over t0 and up to tz steps, a prefix scan along rows of up to wx columns, and
-    // vertical running sums over t1 and up to ty steps; doubled for safety.
+    // The rounding bound F of a group's window sums (|error| <= F u m for sums of x, F u m^2 for
+    // sums of x^2, m the largest centred magnitude), as TileRunner::guard_factor on the host;
+    // doubled for safety. 2D (row_sums, column_sums_finalise): a prefix scan along rows of up to
+    // wx columns, differences, then vertical running sums over T1 and up to ty steps. 3D
+    // (window_sums_finalise): horizontal sums of T2 terms, vertical sums of T1 of them, a first
+    // window of T0 planes, then up to chunk steps that each add and subtract a plane.
     double fourier_guard_factor(const Group& g) const
     {
         const double t0 = double(p_.templ[0]), t1 = double(p_.templ[1]), t2 = double(p_.templ[2]);
-        const double len = double(g.tx + p_.templ[2]);
-        const double ez = t0 > 1 ? t0 * t0 + 2 * g.tz * (t0 + 1) : 0;
-        const double eq = len * ez + len * len * t0;              // prefix of plane sums
-        const double eh = 2 * eq + t0 * t2;                        // h = Q[c + t2] - Q[c]
-        const double es = t1 * eh + t0 * t2 * (t1 * t1 + 2 * g.ty * (t1 + 1));
-        return 2 * (es + t0 * t1 * t2);
+        if (p_.dim == 2) {
+            const double len = double(g.tx + p_.templ[2]);
+            const double eh = 2 * len * len + t2;   // h = Q[c + t2] - Q[c]
+            const double es = t1 * eh + t2 * (t1 * t1 + 2 * g.ty * (t1 + 1));
+            return 2 * (es + t1 * t2);
+        }
+        const double plane = t1 * t2 * (t1 + t2);
+        const double e = t0 * plane + t0 * t0 * t1 * t2 + g.chunk * (2 * (t0 + 1) * t1 * t2 + 2 * plane);
+        return 2 * e;
+    }
+
+    // Raises a kernel's dynamic shared memory limit (per function, shared by every plan) to the
+    // device's maximum, when `bytes` needs more than the default 48 KB.
+    template <typename Kernel>
+    static flcc_result raise_shared_limit(Kernel kernel, size_t bytes)
+    {
+        int device = 0, most = 0;
+        FLCC_CUDA_TRY(cudaGetDevice(&device));
+        FLCC_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (bytes > size_t(most)) return FLCC_METHOD_NOT_APPLICABLE;
+        FLCC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+        return FLCC_SUCCESS;
     }
 
     // Every group's work for the frame in the slot, on `s`.
@@ -342,10 +361,14 @@ private:
             Group& g = *gp;
             const FftGroupParams& q = g.params;
             const int nt = q.ntiles;
-            const int box_rows = (g.ty + q.T[1] - 1) * (g.tz + q.T[0] - 1);
-            const int rows_per_block = 8;
-            tile_stats_init<<<(nt + 127) / 128, 128, 0, s>>>(q);
-            tile_stats<<<dim3(unsigned((box_rows + rows_per_block - 1) / rows_per_block), unsigned(nt)), 256, 0, s>>>(q, rows_per_block);
+            if (q.lcorr) {
+                // ~2048 blocks in all: enough for the device, few atomics per tile.
+                const int box_rows = (g.ty + q.T[1] - 1) * (g.tz + q.T[0] - 1);
+                const int rows_per_block = std::max(4, int((int64_t(box_rows) * nt + 2047) / 2048));
+                tile_stats_init<<<(nt + 127) / 128, 128, 0, s>>>(q);
+                tile_stats<<<dim3(unsigned((box_rows + rows_per_block - 1) / rows_per_block), unsigned(nt)), 256, 0, s>>>(
+                    q, rows_per_block);
+            }
             tile_modes<<<(nt + 127) / 128, 128, 0, s>>>(q);
             gather<<<dim3(unsigned(g.F[0] * g.F[1]), unsigned(nt)), 256, 0, s>>>(q);
             FLCC_CUFFT_TRY(cufftSetStream(g.r2c.h, s));
@@ -356,14 +379,15 @@ private:
             FLCC_CUFFT_TRY(cufftExecC2R(g.c2r.h, g.spec.as<cufftComplex>(), g.num.as<float>()));
             if (!q.lcorr) {
                 crop<<<dim3(unsigned(g.tz * g.ty), unsigned(nt)), 128, 0, s>>>(q);
+            } else if (p_.dim == 2) {
+                const int wy = g.ty + q.T[1] - 1, warps = g.row_warps;
+                row_sums<<<dim3(unsigned((wy + warps - 1) / warps), unsigned(nt)), 32 * warps,
+                           size_t(warps) * 2 * size_t(g.tx + q.T[2]) * sizeof(double), s>>>(q);
+                column_sums_finalise<<<dim3(unsigned((g.tx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
             } else {
-                const int wx = g.tx + q.T[2] - 1, wy = g.ty + q.T[1] - 1;
-                if (q.T[0] > 1)
-                    plane_sums_kernel<<<dim3(unsigned((wy * wx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
-                const int warps = g.row_warps;
-                row_sums<<<dim3(unsigned((g.tz * wy + warps - 1) / warps), unsigned(nt)), 32 * warps,
-                           size_t(warps) * 2 * size_t(wx + 1) * sizeof(double), s>>>(q);
-                column_sums_finalise<<<dim3(unsigned((g.tz * g.tx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
+                const int yblocks = (g.ty + kMarchY - 1) / kMarchY, chunks = (g.tz + g.chunk - 1) / g.chunk;
+                window_sums_finalise<<<dim3(unsigned((g.tx + kMarchX - 1) / kMarchX), unsigned(yblocks * chunks), unsigned(nt)),
+                                       dim3(kMarchX, kMarchY), g.march_bytes, s>>>(q, g.chunk, g.ring, yblocks);
             }
         }
         FLCC_CUDA_TRY(cudaGetLastError());

@@ -1,12 +1,13 @@
 // Kernels of the GPU Fourier solvers (src/device/fourier_solver.cu). A frame's outputs are cut
 // into zone-aligned overlap-save tiles, as on the host; tiles with the same FFT box form a
 // group, transformed by one batched cuFFT plan. Per group and frame:
-//   tile_stats -> tile_modes -> gather -> R2C -> product -> C2R -> [plane_sums] ->
-//   row_sums -> column_sums_finalise (LCC)   or   crop (convolution).
+//   tile_stats -> tile_modes -> gather -> R2C -> product -> C2R ->
+//   LCC: row_sums -> column_sums_finalise (2D) or window_sums_finalise (3D); convolution: crop.
 // All groups of a frame are captured once into a CUDA graph (launch overhead matters for small
 // frames and for the many small boundary groups); the frame's pointers come from a device slot.
-// Window sums are running sums restarted per tile (O(1) per output, any template size), in
-// double, with the host's guard, exact mode and recomputed windows (lcc_common.cuh).
+// Window sums are in double (2D: row prefix sums, then running sums down the columns; 3D: running
+// sums along the planes, restarted per chunk of a tile), with the host's guard, exact mode and
+// recomputed windows (lcc_common.cuh).
 #pragma once
 
 #include "device/kernels/lcc_common.cuh"
@@ -50,8 +51,7 @@ struct FftGroupParams {
     cufftComplex* spec;        // ntiles of F0*F1*(F2/2+1)
     const cufftComplex* tspec; // conj(template spectrum) / (F0*F1*F2)
     float* num;                // ntiles boxes (C2R output)
-    double* p1; double* p2;    // 3D plane sums: ntiles x tz x box rows x box cols (wy x wx)
-    double* v1; double* v2;    // row sums: ntiles x tz x box rows (wy) x output cols (tx)
+    double* v1; double* v2;    // 2D row sums: ntiles x box rows (wy) x output cols (tx)
     const float* taps;         // normalised template (T0 x T1 x tap_row), for recomputed windows
     int tap_row;
     const double* tap_sum;     // its sum (device memory: the graph outlives template changes)
@@ -89,22 +89,20 @@ __global__ void tile_stats(FftGroupParams g, int rows_per_block)
     const int bz = box_extent(tile, g, 0), by = box_extent(tile, g, 1), bx = box_extent(tile, g, 2);
     const int r0 = blockIdx.x * rows_per_block, r1 = min(r0 + rows_per_block, bz * by);
     detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
-    for (int row = r0; row < r1; ++row) {
+    // The block's rows as one flat range: every lane busy whatever the row length.
+    for (int e = threadIdx.x; e < (r1 - r0) * bx; e += blockDim.x) {
+        const int row = r0 + e / bx, c = e % bx;
         const int a = row / by, i = row - a * by;
         const int g0 = tile.origin[0] - g.P[0] + a, g1 = tile.origin[1] - g.P[1] + i;
-        if (g0 < 0 || g0 >= g.S[0] || g1 < 0 || g1 >= g.S[1]) continue;
-        const float* src = image + (int64_t(g0) * g.S[1] + g1) * g.S[2];
-        for (int c = threadIdx.x; c < bx; c += blockDim.x) {
-            const int g2 = tile.origin[2] - g.P[2] + c;
-            if (g2 < 0 || g2 >= g.S[2]) continue;
-            const float v = src[g2];
-            st.sum += v;
-            st.lo = fminf(st.lo, v);
-            st.hi = fmaxf(st.hi, v);
-            st.integral &= v == truncf(v);
-            st.finite &= isfinite(v);
-            st.count += 1;
-        }
+        const int g2 = tile.origin[2] - g.P[2] + c;
+        if (g0 < 0 || g0 >= g.S[0] || g1 < 0 || g1 >= g.S[1] || g2 < 0 || g2 >= g.S[2]) continue;
+        const float v = image[(int64_t(g0) * g.S[1] + g1) * g.S[2] + g2];
+        st.sum += v;
+        st.lo = fminf(st.lo, v);
+        st.hi = fmaxf(st.hi, v);
+        st.integral &= v == truncf(v);
+        st.finite &= isfinite(v);
+        st.count += 1;
     }
     const detail::Stats s = detail::block_reduce(st, scratch);
     if (threadIdx.x == 0 && s.count > 0) {
@@ -123,11 +121,15 @@ __global__ void tile_modes(FftGroupParams g)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= g.ntiles) return;
+    if (!g.lcorr) {   // convolution: raw values
+        g.modes[t] = TileMode{0.f, 1.0, 1, 0.0, 0.0, 0.0};
+        return;
+    }
     detail::Stats s = g.stats[t];
     s.lo = order_float(__float_as_int(s.lo));
     s.hi = order_float(__float_as_int(s.hi));
     if (!s.finite && g.check_finite) atomicExch(g.status, 1);
-    g.modes[t] = g.lcorr ? decide(s, g.tiles[t].boundary, g.n, g.guard) : TileMode{0.f, 1.0, 1, 0.0, 0.0, 0.0};
+    g.modes[t] = decide(s, g.tiles[t].boundary, g.n, g.guard);
 }
 
 // Grid: (box rows of the FFT box, tile); the whole F box is written (zero beyond the input box).
@@ -153,6 +155,22 @@ __global__ void gather(FftGroupParams g)
     }
 }
 
+// The prepared template (taps, rows of tap_row) zero-padded to the group's box.
+__global__ void template_box(FftGroupParams g, float* box)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= int64_t(g.F[0]) * g.F[1] * g.F[2]) return;
+    const int j = int(k % g.F[2]), i = int((k / g.F[2]) % g.F[1]), a = int(k / (int64_t(g.F[2]) * g.F[1]));
+    box[k] = a < g.T[0] && i < g.T[1] && j < g.T[2] ? g.taps[(int64_t(a) * g.T[1] + i) * g.tap_row + j] : 0.f;
+}
+
+// A template spectrum conjugated and scaled, in place.
+__global__ void conjugate_scale(cufftComplex* spec, int64_t count, float scale)
+{
+    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < count) spec[k] = cufftComplex{spec[k].x * scale, -spec[k].y * scale};
+}
+
 // spec *= conj(template spectrum) / N, over every tile of the group.
 __global__ void product(FftGroupParams g, int64_t per_tile)
 {
@@ -174,38 +192,7 @@ __global__ void crop(FftGroupParams g)
     for (int c = threadIdx.x; c < tile.size[2]; c += blockDim.x) dst[c] = src[c];
 }
 
-// 3D: plane sums p = sum over T0 planes of x and x^2, for every output plane of the tile, every
-// box row and column; one thread per (box row, column), running over planes.
-__global__ void plane_sums_kernel(FftGroupParams g)
-{
-    const FftTile tile = g.tiles[blockIdx.y];
-    const int by = box_extent(tile, g, 1), bx = box_extent(tile, g, 2);
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= by * bx) return;
-    const int i = e / bx, c = e - i * bx;
-    const float* x = g.in + int64_t(blockIdx.y) * g.F[0] * g.F[1] * g.F[2] + int64_t(i) * g.F[2] + c;
-    const int64_t plane = int64_t(g.F[1]) * g.F[2];
-    const int64_t base = int64_t(blockIdx.y) * g.tz * (g.ty + g.T[1] - 1) * (g.tx + g.T[2] - 1);
-    const int64_t bstride = int64_t(g.ty + g.T[1] - 1) * (g.tx + g.T[2] - 1);
-    double a1 = 0, a2 = 0;
-    for (int a = 0; a < g.T[0]; ++a) {
-        const double v = x[a * plane];
-        a1 += v;
-        a2 = fma(v, v, a2);
-    }
-    for (int q = 0; q < tile.size[0]; ++q) {
-        const int64_t at = base + q * bstride + int64_t(i) * (g.tx + g.T[2] - 1) + c;
-        g.p1[at] = a1;
-        g.p2[at] = a2;
-        if (q + 1 < tile.size[0]) {
-            const double come = x[(q + g.T[0]) * plane], gone = x[q * plane];
-            a1 = (a1 + come) - gone;
-            a2 = fma(-gone, gone, fma(come, come, a2));
-        }
-    }
-}
-
-// Horizontal window sums of every source row (x in 2D, the plane sums in 3D): a warp per row
+// 2D LCC (3D uses window_sums_finalise below). Horizontal window sums of every box row: a warp per row
 // scans it in chunks of 32 columns (coalesced loads, shuffle prefix sums, the carry from chunk
 // to chunk), keeps the row's prefix Q in its shared buffer, then writes
 // h[c] = Q[c + T2] - Q[c] for the tile's output columns. Grid: (row blocks, tile); dynamic
@@ -222,22 +209,15 @@ __global__ void row_sums(FftGroupParams g)
     const int row = blockIdx.x * warps + warp;   // (output plane, box row)
     if (row >= tile.size[0] * by) return;
     const int q = row / by, i = row - q * by;
-    const bool planes = g.T[0] > 1;
     const float* x = g.in + int64_t(blockIdx.y) * g.F[0] * g.F[1] * g.F[2] + int64_t(i) * g.F[2];
-    const int64_t src = ((int64_t(blockIdx.y) * g.tz + q) * wy + i) * wx;
     double carry1 = 0, carry2 = 0;
     if (lane == 0) q1[0] = q2[0] = 0;
     for (int c0 = 0; c0 < bx; c0 += 32) {
         const int c = c0 + lane;
         double a1 = 0, a2 = 0;
         if (c < bx) {
-            if (planes) {
-                a1 = g.p1[src + c];
-                a2 = g.p2[src + c];
-            } else {
-                a1 = x[c];
-                a2 = a1 * a1;
-            }
+            a1 = x[c];
+            a2 = a1 * a1;
         }
         for (int d = 1; d < 32; d <<= 1) {
             const double b1 = __shfl_up_sync(0xffffffffu, a1, d), b2 = __shfl_up_sync(0xffffffffu, a2, d);
@@ -294,6 +274,119 @@ __global__ void column_sums_finalise(FftGroupParams g)
             v = recomputed(w, g.frame->image, g.taps);
         }
         out[int64_t(r) * g.O[2]] = fminf(fmaxf(v, -1.f), 1.f);
+    }
+}
+
+// 3D LCC: window sums and finalisation of a group in one pass over the centred box (`in`) and
+// the numerator (`num`), with no intermediate arrays in global memory. Each thread owns an output
+// column (row, col) of the block and marches along the planes of its chunk, keeping the running
+// window sums of x and x^2 in registers: each step adds the T1 x T2 box sums of the plane that
+// enters the window and subtracts those of the plane that leaves (kept in a shared ring when it
+// fits, recomputed otherwise). A plane's box sums are horizontal sums over T2 columns, shared by
+// the block's rows through shared memory, then vertical sums over T1 of them per thread. All in
+// double, O(T1 + T2) per output and step.
+// Block: (kMarchX, kMarchY); grid: (x blocks, y blocks x chunks, tile). Dynamic shared memory:
+// march_shared_bytes.
+constexpr int kMarchX = 32, kMarchY = 8;
+
+// Shared bytes: horizontal sums and the ring of `ring` planes (0: recompute).
+inline size_t march_shared_bytes(int T1, int ring)
+{
+    return (size_t(2) * (kMarchY + T1 - 1) * kMarchX + size_t(2) * ring * kMarchX * kMarchY) * sizeof(double);
+}
+
+__global__ void __launch_bounds__(kMarchX * kMarchY, 3)
+    window_sums_finalise(FftGroupParams g, int chunk, int ring, int yblocks)
+{
+    extern __shared__ double shared[];
+    const FftTile tile = g.tiles[blockIdx.z];
+    const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
+    const int yb = blockIdx.y % yblocks;
+    const int x0 = blockIdx.x * kMarchX, y0 = yb * kMarchY, q0 = (blockIdx.y / yblocks) * chunk;
+    if (x0 >= tile.size[2] || y0 >= tile.size[1] || q0 >= tile.size[0]) return;   // uniform over the block
+    const int q1 = min(q0 + chunk, tile.size[0]);
+    const int c = x0 + threadIdx.x, r = y0 + threadIdx.y;
+    const bool live = c < tile.size[2] && r < tile.size[1];
+    const int64_t plane = int64_t(g.F[1]) * g.F[2];
+    const float* x = g.in + int64_t(blockIdx.z) * g.F[0] * plane;
+    const int hy = kMarchY + T1 - 1, me = threadIdx.y * kMarchX + threadIdx.x;
+    constexpr int nthreads = kMarchX * kMarchY;
+    double* h1 = shared;
+    double* h2 = h1 + hy * kMarchX;
+    double* ring1 = h2 + hy * kMarchX;
+    double* ring2 = ring1 + ring * nthreads;
+
+    // Box sums of plane a at this thread's output column; every thread of the block calls it.
+    const auto plane_sums = [&](int a, double& b1, double& b2) {
+        const float* pl = x + a * plane;
+        __syncthreads();   // the previous plane's horizontal sums are consumed
+        for (int i = threadIdx.y; i < hy; i += kMarchY) {
+            const int row = y0 + i;
+            double a1 = 0, a2 = 0;
+            // Rows and columns beyond the box only ever feed outputs that are not live.
+            if (row < g.F[1] && c + T2 <= g.F[2]) {
+                const float* src = pl + int64_t(row) * g.F[2] + c;
+                for (int j = 0; j < T2; ++j) {
+                    const double v = src[j];
+                    a1 += v;
+                    a2 = fma(v, v, a2);
+                }
+            }
+            h1[i * kMarchX + threadIdx.x] = a1;
+            h2[i * kMarchX + threadIdx.x] = a2;
+        }
+        __syncthreads();
+        b1 = b2 = 0;
+        for (int i = 0; i < T1; ++i) {
+            b1 += h1[(threadIdx.y + i) * kMarchX + threadIdx.x];
+            b2 += h2[(threadIdx.y + i) * kMarchX + threadIdx.x];
+        }
+    };
+
+    double s1 = 0, s2 = 0;
+    for (int k = 0; k < T0; ++k) {
+        double b1, b2;
+        plane_sums(q0 + k, b1, b2);
+        s1 += b1;
+        s2 += b2;
+        if (ring) ring1[k * nthreads + me] = b1, ring2[k * nthreads + me] = b2;
+    }
+    const TileMode m = g.modes[blockIdx.z];
+    const double n = g.n, inv_n = 1.0 / n;
+    const int64_t out_plane = int64_t(g.O[1]) * g.O[2];
+    float* out = g.frame->out + (int64_t(tile.origin[0]) * g.O[1] + tile.origin[1] + r) * g.O[2] + tile.origin[2] + c;
+    const float* num = g.num + int64_t(blockIdx.z) * g.F[0] * plane + int64_t(r) * g.F[2] + c;
+    int slot = 0;   // plane q0 + k lives in ring slot k % T0
+    for (int q = q0; q < q1; ++q) {
+        if (q > q0) {   // plane q - 1 leaves, q + T0 - 1 enters
+            double n1, n2, o1, o2;
+            plane_sums(q + T0 - 1, n1, n2);
+            if (ring) {
+                const int at = slot * nthreads + me;
+                o1 = ring1[at];
+                o2 = ring2[at];
+                ring1[at] = n1;
+                ring2[at] = n2;
+                slot = slot + 1 == T0 ? 0 : slot + 1;
+            } else {
+                plane_sums(q - 1, o1, o2);
+            }
+            s1 = (s1 + n1) - o1;
+            s2 = (s2 + n2) - o2;
+        }
+        if (!live) continue;
+        const double p1 = n * s2;
+        const double dn = fma(-s1, s1, p1);
+        const double limit = m.exact ? 0.0 : m.tau + 4 * 0x1p-53 * p1;
+        const float d = dn > limit ? float(dn * inv_n) : 0.f;
+        float v = d >= FLT_MIN ? num[q * plane] * rsqrtf(d) : 0.f;
+        // As in column_sums_finalise: recompute where the FFT numerator's error could matter.
+        if ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small)) {
+            const Window w{{tile.origin[0] + q - g.P[0], tile.origin[1] + r - g.P[1], tile.origin[2] + c - g.P[2]},
+                           {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]}, g.tap_row, g.n, *g.tap_sum};
+            v = recomputed(w, g.frame->image, g.taps);
+        }
+        out[q * out_plane] = fminf(fmaxf(v, -1.f), 1.f);
     }
 }
 

@@ -246,9 +246,10 @@ __device__ inline float coefficient(float num, double s1, double s2, const TileM
 }
 
 // Small 2D templates (T1, T2 <= 8): each thread forms its own outputs' window sums straight
-// from the centred box x (row stride xs) in registers, with no shared arrays: per column, the
-// first window in full, then running down the rows. Same guard, store and recomputes as
-// finalise below.
+// from the centred box x (row stride xs) in registers, with no shared arrays: the first window
+// in full, then running down the rows. Reads up to RX + T2 - 2 columns past x0, within the
+// block's box row; values past `cols` only feed outputs that are not stored. Same guard, store
+// and recomputes as finalise below.
 template <int RY, int RX, int T1, int T2>
 __device__ inline void finalise_small(const float (&acc)[RY][RX], const float* x, int xs, int y0, int x0,
                                       int rows, int cols, const TileMode& t, double n, float* orow,
@@ -256,39 +257,52 @@ __device__ inline void finalise_small(const float (&acc)[RY][RX], const float* x
 {
     static_assert(RY * RX <= 32, "one bit per output of a thread");
     const double inv_n = 1.0 / n;
-    const auto row_sum = [&](int i, int c, double& a1, double& a2) {
-        a1 = a2 = 0;
+    // The T2-column sums of box row i for the thread's RX columns. Each value is widened to
+    // double once per row (float-to-double conversions, not the additions, bound this path).
+    const auto row_sums = [&](int i, double (&h1)[RX], double (&h2)[RX]) {
+        double v[RX + T2 - 1];
 #pragma unroll
-        for (int j = 0; j < T2; ++j) {
-            const double v = x[(y0 + i) * xs + x0 + c + j];
-            a1 += v;
-            a2 = fma(v, v, a2);
+        for (int j = 0; j < RX + T2 - 1; ++j) v[j] = x[(y0 + i) * xs + x0 + j];
+#pragma unroll
+        for (int c = 0; c < RX; ++c) {
+            h1[c] = h2[c] = 0;
+#pragma unroll
+            for (int j = 0; j < T2; ++j) {
+                h1[c] += v[c + j];
+                h2[c] = fma(v[c + j], v[c + j], h2[c]);
+            }
         }
     };
     unsigned redo = 0;
+    double s1[RX], s2[RX];
 #pragma unroll
-    for (int c = 0; c < RX; ++c) {
-        if (x0 + c >= cols) break;
-        double s1 = 0, s2 = 0, h1, h2;
-        // Rolled: unrolled, the compiler hoists every load of the window at once.
+    for (int c = 0; c < RX; ++c) s1[c] = s2[c] = 0;
+    // Rolled: unrolled, the compiler hoists every load of the window at once.
 #pragma unroll 1
-        for (int i = 0; i < T1; ++i) {
-            row_sum(i, c, h1, h2);
-            s1 += h1;
-            s2 += h2;
+    for (int i = 0; i < T1; ++i) {
+        double h1[RX], h2[RX];
+        row_sums(i, h1, h2);
+#pragma unroll
+        for (int c = 0; c < RX; ++c) s1[c] += h1[c], s2[c] += h2[c];
+    }
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+        if (y0 + r >= rows) break;
+        if (r > 0) {   // row r + T1 - 1 enters, r - 1 leaves
+            double h1[RX], h2[RX], g1[RX], g2[RX];
+            row_sums(r + T1 - 1, h1, h2);
+            row_sums(r - 1, g1, g2);
+#pragma unroll
+            for (int c = 0; c < RX; ++c) {
+                s1[c] = (s1[c] + h1[c]) - g1[c];
+                s2[c] = (s2[c] + h2[c]) - g2[c];
+            }
         }
 #pragma unroll
-        for (int r = 0; r < RY; ++r) {
-            if (y0 + r >= rows) break;
-            if (r > 0) {
-                double g1, g2;
-                row_sum(r + T1 - 1, c, h1, h2);
-                row_sum(r - 1, c, g1, g2);
-                s1 = (s1 + h1) - g1;
-                s2 = (s2 + h2) - g2;
-            }
+        for (int c = 0; c < RX; ++c) {
+            if (x0 + c >= cols) break;
             bool again;
-            orow[int64_t(y0 + r) * ostride + x0 + c] = coefficient(acc[r][c], s1, s2, t, n, inv_n, again);
+            orow[int64_t(y0 + r) * ostride + x0 + c] = coefficient(acc[r][c], s1[c], s2[c], t, n, inv_n, again);
             if (again) redo |= 1u << (r * RX + c);
         }
     }
