@@ -17,12 +17,12 @@ int64_t fast_fft_size(int64_t n);
 // extent n (planes, rows, cols), out of place, real data packed (cols fastest). Axes of size 1
 // are dropped from the transform; the spectrum holds complex_elems(n) values in FFTW's
 // half-spectrum layout. Arrays handed to forward/inverse must be 64-byte aligned, like the
-// planning arrays; inverse destroys its input.
+// planning arrays; both transforms may destroy their input.
 class RealFft {
 public:
-    // Plans with FFTW_MEASURE on `threads` threads; planning overwrites real and spectrum.
-    // Throws std::bad_alloc when FFTW cannot make a plan.
-    RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int threads);
+    // Plans on `threads` threads, with FFTW_MEASURE (which overwrites real and spectrum) or
+    // FFTW_ESTIMATE. Throws std::bad_alloc when FFTW cannot make a plan.
+    RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int threads, bool measure);
     ~RealFft();
     RealFft(const RealFft&) = delete;
     RealFft& operator=(const RealFft&) = delete;
