@@ -68,8 +68,9 @@ public:
         // The kernels' dynamic shared-memory limit is per function, shared by every plan: allow
         // the device's maximum (a limit, not an allocation), so no plan lowers another's.
         FLCC_CUDA_TRY(k_.prepare(shared_limit(p_.device)));
-        host_taps_.assign(size_t(p_.templ[0] * p_.templ[1] * params_.tap_row), 0.f);
-        const flcc_result t = taps_.allocate(host_taps_.size() * sizeof(float));
+        const size_t taps = size_t(p_.templ[0] * p_.templ[1] * params_.tap_row) * sizeof(float);
+        flcc_result t = host_taps_.allocate(taps);
+        if (t == FLCC_SUCCESS) t = taps_.allocate(taps);
         params_.taps = taps_.as<float>();
         return t;
     }
@@ -83,16 +84,18 @@ public:
             flipped_template(templ, p_.templ_elems(), prepared.data());
         params_.tap_sum = 0;
         for (float v : prepared) params_.tap_sum += v;
-        // Rows padded to whole float4s for the kernels' vector loads.
-        const int64_t rows = p_.templ[0] * p_.templ[1], w = p_.templ[2];
-        for (int64_t r = 0; r < rows; ++r)
-            for (int64_t c = 0; c < params_.tap_row; ++c)
-                host_taps_[size_t(r * params_.tap_row + c)] = c < w ? prepared[size_t(r * w + c)] : 0.f;
+        // Rows padded to whole float4s for the kernels' vector loads, staged once the previous
+        // frames no longer read the staging buffer.
         DeviceGuard guard(p_.device);
         const flcc_result q = quiesce();
         if (q != FLCC_SUCCESS) return q;
-        FLCC_CUDA_TRY(cudaMemcpy(taps_.as<float>(), host_taps_.data(), host_taps_.size() * sizeof(float),
-                                 cudaMemcpyHostToDevice));
+        float* staged = host_taps_.as<float>();
+        const int64_t rows = p_.templ[0] * p_.templ[1], w = p_.templ[2];
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < params_.tap_row; ++c)
+                staged[size_t(r * params_.tap_row + c)] = c < w ? prepared[size_t(r * w + c)] : 0.f;
+        FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), staged, host_taps_.bytes(), cudaMemcpyHostToDevice,
+                                      work_stream()));
         return FLCC_SUCCESS;
     }
 
@@ -117,7 +120,7 @@ private:
     int blocks_ = 0;
     size_t smem_ = 0;
     DeviceBuffer taps_;
-    std::vector<float> host_taps_;
+    PinnedBuffer host_taps_;   // staging for template uploads
 };
 
 class DirectSolver final : public Solver {

@@ -44,13 +44,18 @@ int64_t DeviceExecutor::memory_bytes() const
 
 flcc_result DeviceExecutor::set_stream(void* stream)
 {
+    // Work queued on the old stream (a template upload included) finishes first.
+    DeviceGuard guard(p_.device);
+    if (!guard.ok()) return FLCC_DEVICE_ERROR;
+    const flcc_result r = quiesce();
+    if (r != FLCC_SUCCESS) return r;
     user_ = static_cast<cudaStream_t>(stream);
     return FLCC_SUCCESS;
 }
 
 flcc_result DeviceExecutor::collect(cudaStream_t stream)
 {
-    FLCC_CUDA_TRY(cudaStreamSynchronize(stream));
+    // Stream-ordered after the frames' kernels: one synchronisation in all.
     FLCC_CUDA_TRY(cudaMemcpyAsync(status_host_.as<int>(), status_.as<int>(), sizeof(int),
                                   cudaMemcpyDeviceToHost, stream));
     FLCC_CUDA_TRY(cudaMemsetAsync(status_.as<int>(), 0, sizeof(int), stream));
@@ -69,7 +74,7 @@ flcc_result DeviceExecutor::synchronize()
 {
     DeviceGuard guard(p_.device);
     if (!guard.ok()) return FLCC_DEVICE_ERROR;
-    return collect(user_ != nullptr ? user_ : compute_.get());
+    return collect(work_stream());
 }
 
 flcc_result DeviceExecutor::execute(const float* image, float* out, int64_t count, MemorySpace space)
@@ -77,7 +82,7 @@ flcc_result DeviceExecutor::execute(const float* image, float* out, int64_t coun
     DeviceGuard guard(p_.device);
     if (!guard.ok()) return FLCC_DEVICE_ERROR;
     if (space == MemorySpace::device) {
-        const cudaStream_t s = user_ != nullptr ? user_ : compute_.get();
+        const cudaStream_t s = work_stream();
         const flcc_result r = enqueue(image, out, count, s);
         if (r != FLCC_SUCCESS) return r;
         // Bound to the caller's stream: asynchronous; flcc_plan_synchronize reports the status.

@@ -31,6 +31,10 @@ protected:
     // Waits for the plan's enqueued work (its own streams and a bound caller's stream), so
     // that template buffers can be rewritten safely.
     flcc_result quiesce();
+    // The stream device work goes on: the caller's when bound, else the plan's own. Template
+    // uploads queued here (from page-locked memory, after quiesce) precede the next frames'
+    // kernels without a synchronisation: a new template costs microseconds, not round trips.
+    cudaStream_t work_stream() const { return user_ != nullptr ? user_ : compute_.get(); }
 
     Problem p_;
 

@@ -15,6 +15,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <new>
@@ -167,7 +168,8 @@ public:
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS) return r;
         if ((r = tap_sum_.allocate(sizeof(double))) != FLCC_SUCCESS) return r;
         tap_row_ = int((p_.templ[2] + 3) / 4 * 4);
-        if ((r = taps_.allocate(size_t(p_.templ[0] * p_.templ[1] * tap_row_) * sizeof(float))) != FLCC_SUCCESS)
+        const size_t taps = size_t(p_.templ[0] * p_.templ[1] * tap_row_) * sizeof(float);
+        if ((r = taps_.allocate(taps)) != FLCC_SUCCESS || (r = staged_.allocate(taps + sizeof(double))) != FLCC_SUCCESS)
             return r;
 
         // Tiles grouped by FFT box (see plan_tiles).
@@ -197,32 +199,37 @@ public:
             normalised_template(templ, p_.templ_elems(), constant, prepared.data());
         else
             flipped_template(templ, p_.templ_elems(), prepared.data());
-        std::vector<float> rows(size_t(p_.templ[0] * p_.templ[1] * tap_row_), 0.f);
-        for (int64_t r = 0; r < p_.templ[0] * p_.templ[1]; ++r)
-            std::copy(prepared.begin() + r * p_.templ[2], prepared.begin() + (r + 1) * p_.templ[2],
-                      rows.begin() + r * tap_row_);
+        // Staged in page-locked memory once the previous frames are done with it, then every
+        // step on the work stream, ahead of the next frames (see DeviceExecutor::work_stream).
         DeviceGuard guard(p_.device);
         const flcc_result q = quiesce();
         if (q != FLCC_SUCCESS) return q;
-        FLCC_CUDA_TRY(cudaMemcpy(taps_.as<float>(), rows.data(), rows.size() * sizeof(float), cudaMemcpyHostToDevice));
+        const size_t taps = taps_.bytes();
+        float* rows = staged_.as<float>();
+        std::fill(rows, rows + taps / sizeof(float), 0.f);
+        for (int64_t r = 0; r < p_.templ[0] * p_.templ[1]; ++r)
+            std::copy(prepared.begin() + r * p_.templ[2], prepared.begin() + (r + 1) * p_.templ[2], rows + r * tap_row_);
         double sum = 0;
         for (float v : prepared) sum += v;
-        FLCC_CUDA_TRY(cudaMemcpy(tap_sum_.as<double>(), &sum, sizeof sum, cudaMemcpyHostToDevice));
+        std::memcpy(staged_.as<char>() + taps, &sum, sizeof sum);
+        const cudaStream_t s = work_stream();
+        FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), rows, taps, cudaMemcpyHostToDevice, s));
+        FLCC_CUDA_TRY(cudaMemcpyAsync(tap_sum_.as<double>(), staged_.as<char>() + taps, sizeof sum,
+                                      cudaMemcpyHostToDevice, s));
         // Each group's spectrum, on the device: the template zero-padded to the group's box,
         // transformed, conjugated (correlation) and scaled by 1/N (the inverse transform's
         // missing factor). Per template change; no host round trip of box-sized data.
         for (auto& gp : groups_) {
             Group& g = *gp;
             const int64_t box = g.box(), half = g.half();
-            template_box<<<unsigned((box + 255) / 256), 256>>>(g.params, g.tbox.as<float>());
+            template_box<<<unsigned((box + 255) / 256), 256, 0, s>>>(g.params, g.tbox.as<float>());
             FLCC_CUDA_TRY(cudaGetLastError());
-            FLCC_CUFFT_TRY(cufftSetStream(g.t2c.h, nullptr));
+            FLCC_CUFFT_TRY(cufftSetStream(g.t2c.h, s));
             FLCC_CUFFT_TRY(cufftExecR2C(g.t2c.h, g.tbox.as<float>(), g.tspec.as<cufftComplex>()));
-            conjugate_scale<<<unsigned((half + 255) / 256), 256>>>(g.tspec.as<cufftComplex>(), half,
-                                                                   float(1.0 / double(box)));
+            conjugate_scale<<<unsigned((half + 255) / 256), 256, 0, s>>>(g.tspec.as<cufftComplex>(), half,
+                                                                         float(1.0 / double(box)));
             FLCC_CUDA_TRY(cudaGetLastError());
         }
-        FLCC_CUDA_TRY(cudaStreamSynchronize(nullptr));
         return FLCC_SUCCESS;
     }
 
@@ -438,6 +445,7 @@ private:
     int edge_;
     int tap_row_ = 4;
     DeviceBuffer slot_, taps_, tap_sum_;
+    PinnedBuffer staged_;   // template uploads: taps, then their sum
     std::vector<std::unique_ptr<Group>> groups_;
     Stream capture_;
     cudaGraphExec_t graph_ = nullptr;
