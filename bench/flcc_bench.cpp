@@ -90,6 +90,21 @@ struct Config {
 
 const char* region_name(flcc_region r) { return r == FLCC_FULL ? "full" : r == FLCC_SAME ? "same" : "valid"; }
 
+// The planner's candidates with their times (negative: not timed), as a JSON object.
+std::string candidates(flcc_plan plan)
+{
+    std::string s = "{";
+    for (int i = 0; i < flcc_plan_candidate_count(plan); ++i) {
+        const char* name = nullptr;
+        double seconds = 0;
+        if (flcc_plan_candidate(plan, i, &name, &seconds) != FLCC_SUCCESS) continue;
+        char b[32];
+        std::snprintf(b, sizeof b, "%.6g", seconds);
+        s += (s.size() > 1 ? ",\"" : "\"") + json_escape(name) + "\":" + b;
+    }
+    return s + "}";
+}
+
 int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& method,
             const std::string& machine)
 {
@@ -132,22 +147,38 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
     for (size_t i = 0; i < t_n; ++i) templ[i] = u(rng);
     float* host_image = image;
     float* host_out = out;
+    // SINGLE: each repeat is a new template (one value nudged), so template work is timed too.
+    constexpr int kVariants = 7;
+    std::vector<float*> device_templ;   // device-resident runs: the variants, made beforehand
 #ifdef FLCC_BENCH_CUDA
-    if (c.memory == "device") {   // device-resident frames: the exec moves no data over PCIe
+    if (c.memory == "device") {   // device-resident frames and template: the exec moves no data over PCIe
         if (cudaMalloc(&image, in_n * c.frames * sizeof(float)) != cudaSuccess ||
             cudaMalloc(&out, out_n * c.frames * sizeof(float)) != cudaSuccess ||
             cudaMemcpy(image, host_image, in_n * c.frames * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
             std::fprintf(stderr, "flcc-bench: device memory\n");
             return 1;
         }
+        const float first = templ[0];
+        for (int v = 0; v < kVariants; ++v) {
+            float* d = nullptr;
+            templ[0] = o.type == FLCC_SINGLE ? float(v) * 0.125f : first;
+            if (cudaMalloc(&d, t_n * sizeof(float)) != cudaSuccess ||
+                cudaMemcpy(d, templ, t_n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) {
+                std::fprintf(stderr, "flcc-bench: device memory\n");
+                return 1;
+            }
+            device_templ.push_back(d);
+        }
+        templ[0] = first;
     }
 #endif
 
-    // SINGLE: each repeat is a new template (one value nudged), so template work is timed too.
     auto exec = [&](int rep) {
-        if (o.type == FLCC_SINGLE) templ[0] = float(rep % 7) * 0.125f;
-        return op == FLCC_CONV ? flcc_conv_exec(plan, image, templ, out, c.frames)
-                               : flcc_lcorr_exec(plan, image, templ, out, c.frames);
+        const float* tp = templ;
+        if (!device_templ.empty()) tp = device_templ[size_t(rep % kVariants)];
+        else if (o.type == FLCC_SINGLE) templ[0] = float(rep % kVariants) * 0.125f;
+        return op == FLCC_CONV ? flcc_conv_exec(plan, image, tp, out, c.frames)
+                               : flcc_lcorr_exec(plan, image, tp, out, c.frames);
     };
     for (int i = 0; i < c.warmup && r == FLCC_SUCCESS; ++i) r = exec(i + 1000);
     std::vector<double> t;
@@ -171,17 +202,18 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
                 "\"region\":\"%s\",\"type\":\"%s\",\"frames\":%d,\"platform\":\"%s\","
                 "\"memory\":\"%s\",\"requested\":\"%s\",\"method\":\"%s\",\"rigor\":\"%s\",\"threads\":%d,"
                 "\"plan_seconds\":%.6g,\"seconds\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},"
-                "\"repeats\":%d,\"machine\":%s}\n",
+                "\"repeats\":%d,\"machine\":%s,\"candidates\":%s}\n",
                 c.op.c_str(), im.dim, dims(im).c_str(), dims(tp).c_str(), region_name(o.region),
                 c.type.c_str(), c.frames, c.platform.c_str(), c.memory.c_str(), json_escape(method).c_str(),
                 flcc_plan_method(plan), c.rigor.c_str(),
                 c.threads ? c.threads : int(std::thread::hardware_concurrency()), plan_s,
-                t[t.size() / 2], t.front(), t.back(), c.repeats, machine.c_str());
+                t[t.size() / 2], t.front(), t.back(), c.repeats, machine.c_str(), candidates(plan).c_str());
     std::fflush(stdout);
 #ifdef FLCC_BENCH_CUDA
     if (c.memory == "device") {
         cudaFree(image);
         cudaFree(out);
+        for (float* d : device_templ) cudaFree(d);
     }
 #endif
     flcc_free(host_image);

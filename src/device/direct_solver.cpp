@@ -3,10 +3,12 @@
 // template whose input tile fits shared memory. Convolution and LCC share the kernels.
 #include "device/direct_kernels.h"
 #include "device/executor.h"
+#include "device/template_prep.h"
 #include "device/zones.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
+#include <cstring>
 #include <memory>
 #include <new>
 #include <vector>
@@ -68,10 +70,15 @@ public:
         // The kernels' dynamic shared-memory limit is per function, shared by every plan: allow
         // the device's maximum (a limit, not an allocation), so no plan lowers another's.
         FLCC_CUDA_TRY(k_.prepare(shared_limit(p_.device)));
-        const size_t taps = size_t(p_.templ[0] * p_.templ[1] * params_.tap_row) * sizeof(float);
-        flcc_result t = host_taps_.allocate(taps);
-        if (t == FLCC_SUCCESS) t = taps_.allocate(taps);
+        // The taps, then their sum (a double; the taps' bytes are a multiple of 16).
+        taps_bytes_ = size_t(p_.templ[0] * p_.templ[1] * params_.tap_row) * sizeof(float);
+        const size_t bytes = taps_bytes_ + sizeof(double);
+        flcc_result t = host_taps_.allocate(bytes);
+        if (t == FLCC_SUCCESS) t = taps_.allocate(bytes);
         params_.taps = taps_.as<float>();
+        params_.tap_sum = reinterpret_cast<const double*>(taps_.as<char>() + taps_bytes_);
+        // Defined taps even before a template (a refused first device template leaves them).
+        if (t == FLCC_SUCCESS) FLCC_CUDA_TRY(cudaMemset(taps_.as<char>(), 0, bytes));
         return t;
     }
 
@@ -82,8 +89,8 @@ public:
             normalised_template(templ, p_.templ_elems(), constant, prepared.data());
         else
             flipped_template(templ, p_.templ_elems(), prepared.data());
-        params_.tap_sum = 0;
-        for (float v : prepared) params_.tap_sum += v;
+        double sum = 0;
+        for (float v : prepared) sum += v;
         // Rows padded to whole float4s for the kernels' vector loads, staged once the previous
         // frames no longer read the staging buffer.
         DeviceGuard guard(p_.device);
@@ -94,12 +101,46 @@ public:
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t c = 0; c < params_.tap_row; ++c)
                 staged[size_t(r * params_.tap_row + c)] = c < w ? prepared[size_t(r * w + c)] : 0.f;
+        std::memcpy(host_taps_.as<char>() + taps_bytes_, &sum, sizeof sum);
         FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), staged, host_taps_.bytes(), cudaMemcpyHostToDevice,
                                       work_stream()));
+        last_valid_ = false;   // the device copy no longer describes the taps
         return FLCC_SUCCESS;
     }
 
-    int64_t memory_bytes() const override { return DeviceExecutor::memory_bytes() + int64_t(taps_.bytes()); }
+    bool prepares_device_templates() const override { return true; }
+
+    flcc_result set_device_template(const float* templ) override
+    {
+        DeviceGuard guard(p_.device);
+        if (!guard.ok()) return FLCC_DEVICE_ERROR;
+        if (last_.bytes() == 0) {
+            const flcc_result r = last_.allocate(size_t(p_.templ_elems()) * sizeof(float));
+            if (r != FLCC_SUCCESS) return r;
+        }
+        TemplatePrep t{};
+        t.user = templ;
+        t.last = last_.as<float>();
+        t.n = p_.templ_elems();
+        t.rows = int(p_.templ[0] * p_.templ[1]);
+        t.cols = int(p_.templ[2]);
+        t.tap_row = params_.tap_row;
+        t.lcorr = p_.op == Op::lcorr;
+        t.force = !last_valid_;
+        t.check_finite = p_.check_finite;
+        t.taps = taps_.as<float>();
+        t.tap_sum = reinterpret_cast<double*>(taps_.as<char>() + taps_bytes_);
+        t.status = status();
+        // Stream order puts it after the previous frames (which read the taps) and before the next.
+        FLCC_CUDA_TRY(enqueue_template_prep(t, work_stream()));
+        last_valid_ = true;
+        return FLCC_SUCCESS;
+    }
+
+    int64_t memory_bytes() const override
+    {
+        return DeviceExecutor::memory_bytes() + int64_t(taps_.bytes() + last_.bytes());
+    }
 
 private:
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t stream) override
@@ -119,8 +160,11 @@ private:
     TileParams params_{};
     int blocks_ = 0;
     size_t smem_ = 0;
-    DeviceBuffer taps_;
-    PinnedBuffer host_taps_;   // staging for template uploads
+    DeviceBuffer taps_;        // the taps, then their sum
+    size_t taps_bytes_ = 0;
+    PinnedBuffer host_taps_;   // staging for template uploads from the host
+    DeviceBuffer last_;        // the device template last prepared (set_device_template)
+    bool last_valid_ = false;  // false: the taps came from the host since
 };
 
 class DirectSolver final : public Solver {

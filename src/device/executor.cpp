@@ -16,8 +16,7 @@ flcc_result DeviceExecutor::init()
         if ((r = downloaded_[b].create()) != FLCC_SUCCESS) return r;
     }
     if ((r = status_.allocate(sizeof(int))) != FLCC_SUCCESS) return r;
-    if ((r = status_host_.allocate(sizeof(int))) != FLCC_SUCCESS) return r;
-    FLCC_CUDA_TRY(cudaMemset(status_.as<int>(), 0, sizeof(int)));
+    *status_.as<int>() = 0;
     // A plan for host data gets its pipeline now, so that exec allocates nothing.
     if (!p_.device_resident) return pipeline_buffers();
     return FLCC_SUCCESS;
@@ -55,12 +54,13 @@ flcc_result DeviceExecutor::set_stream(void* stream)
 
 flcc_result DeviceExecutor::collect(cudaStream_t stream)
 {
-    // Stream-ordered after the frames' kernels: one synchronisation in all.
-    FLCC_CUDA_TRY(cudaMemcpyAsync(status_host_.as<int>(), status_.as<int>(), sizeof(int),
-                                  cudaMemcpyDeviceToHost, stream));
-    FLCC_CUDA_TRY(cudaMemsetAsync(status_.as<int>(), 0, sizeof(int), stream));
+    // One synchronisation in all; the kernels wrote the flag straight into host memory, and no
+    // kernel that could write it is running once the stream is done.
     FLCC_CUDA_TRY(cudaStreamSynchronize(stream));
-    return *status_host_.as<int>() != 0 ? FLCC_NONFINITE_INPUT : FLCC_SUCCESS;
+    volatile int* flag = status_.as<int>();
+    const int found = *flag;
+    *flag = 0;
+    return found != 0 ? FLCC_NONFINITE_INPUT : FLCC_SUCCESS;
 }
 
 flcc_result DeviceExecutor::quiesce()

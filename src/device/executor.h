@@ -27,6 +27,8 @@ protected:
     // Enqueues `count` frames of device memory on `stream`, reporting non-finite input into
     // status(). Must not synchronise.
     virtual flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t stream) = 0;
+    // The non-finite flag, in page-locked memory: under unified addressing the kernels write it
+    // directly (plain stores of 1), so reading it costs no copy, only the synchronisation.
     int* status() const { return status_.as<int>(); }
     // Waits for the plan's enqueued work (its own streams and a bound caller's stream), so
     // that template buffers can be rewritten safely.
@@ -44,8 +46,7 @@ private:
     // Reads and clears the status flag after `stream` finished.
     flcc_result collect(cudaStream_t stream);
 
-    DeviceBuffer status_;
-    PinnedBuffer status_host_;
+    PinnedBuffer status_;
     Stream compute_, upload_, download_;
     Event uploaded_[2], computed_[2], downloaded_[2];
     DeviceBuffer in_[2], out_[2];

@@ -84,16 +84,24 @@ flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ
 
     std::lock_guard<std::mutex> lock(plan->exec_mutex);
 
-    // The template, on the host, compared by value with the prepared one.
+    // The template, compared by value with the prepared one: on the device by executors that
+    // can (no round trip), else on the host.
     const int64_t tn = p.templ_elems();
     const size_t tbytes = size_t(tn) * sizeof(float);
     std::vector<float> templ_host;
-    if (memory_space(templ) == MemorySpace::device) {
+    const bool templ_on_device = memory_space(templ) == MemorySpace::device;
+    const bool compared_on_device = templ_on_device && plan->executor->prepares_device_templates();
+    if (compared_on_device) {
+        plan->template_ready = false;   // template_copy no longer describes the prepared template
+        const flcc_result r = plan->executor->set_device_template(templ);
+        if (r != FLCC_SUCCESS) return r;
+    } else if (templ_on_device) {
         templ_host.resize(size_t(tn));
         if (!copy_to_host(templ_host.data(), templ, tbytes)) return FLCC_DEVICE_ERROR;
         templ = templ_host.data();
     }
-    if (!plan->template_ready || std::memcmp(plan->template_copy.data(), templ, tbytes) != 0) {
+    if (!compared_on_device &&
+        (!plan->template_ready || std::memcmp(plan->template_copy.data(), templ, tbytes) != 0)) {
         if (p.check_finite && !all_finite(templ, tn)) return FLCC_NONFINITE_INPUT;
         plan->template_copy.assign(templ, templ + tn);
         plan->template_ready = false;

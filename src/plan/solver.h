@@ -21,6 +21,14 @@ public:
     // For LCC, `constant` says the template has zero variance (every output is then 0).
     virtual flcc_result set_template(const float* templ, bool constant) = 0;
 
+    // GPU executors that make their template state on the device: `templ` is the caller's
+    // template in device memory; it is compared with the one last prepared and prepared only
+    // when it changed, enqueued ahead of the next frames (no host round trip). A non-finite
+    // template is then reported by the exec's status. Others keep the default, and the plan
+    // layer copies device templates to the host for set_template.
+    virtual bool prepares_device_templates() const { return false; }
+    virtual flcc_result set_device_template(const float* templ) { return FLCC_INVALID_PLATFORM; }
+
     // Runs `count` frames stored back to back. `space` says where image and out both live; host
     // solvers are only ever given host memory (the plan layer stages device data for them).
     virtual flcc_result execute(const float* image, float* out, int64_t count,

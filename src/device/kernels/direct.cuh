@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
     }
     const detail::Stats s = detail::block_reduce(st, scratch);
     if (!s.finite && p.check_finite) {
-        if (tid == 0) atomicExch(p.status, 1);
+        if (tid == 0) *reinterpret_cast<volatile int*>(p.status) = 1;   // host memory: a plain store
         return;
     }
 
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
 
         // 4. Window sums of plane q (3D: through the plane sums z) and 5. the finalisation.
         const Window win{{oq - p.P[0], tile.origin[1] - p.P[1], tile.origin[2] - p.P[2]},
-                         {p.S[0], p.S[1], p.S[2]}, {T0, T1, T2}, TR, p.n, p.tap_sum};
+                         {p.S[0], p.S[1], p.S[2]}, {T0, T1, T2}, TR, p.n, *p.tap_sum};
         if constexpr (C::small) {
             finalise_small<RY, RX, C::T1, C::T2>(acc, x, L.xs, ty * RY, tx * RX, tile.real[1], tile.real[2],
                                                  mode, p.n, orow, p.O[2], win, image, taps);

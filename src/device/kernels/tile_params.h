@@ -38,7 +38,7 @@ struct TileParams {
     int S[3], O[3], P[3], T[3];   // image, output, padding, template extents (planes, rows, cols)
     const float* taps;         // T[0] x T[1] x tap_row floats, rows zero-padded (device memory)
     int tap_row;               // >= T[2], a multiple of 4
-    double tap_sum;            // sum of the taps in double
+    const double* tap_sum;     // sum of the taps in double (device memory, after the taps)
     int nrects;
     ZoneRect rects[kMaxRects];
     int lcorr;                 // 1: LCC, 0: convolution

@@ -1,0 +1,32 @@
+// Template preparation on the GPU, for templates the caller keeps in device memory: compared
+// with the template last prepared and, only when it changed, normalised (LCC) or flipped
+// (convolution) into the padded tap rows the direct kernels read — one small kernel in stream
+// order ahead of the frames, so a device template costs no host round trip. The arithmetic is
+// the host's (src/plan/template.cpp): double precision, scaled by the largest magnitude, rounded
+// once.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace flcc::device {
+
+struct TemplatePrep {
+    const float* user;   // the caller's template (device memory), n values
+    float* last;         // the template last prepared (device memory), n values
+    int64_t n;
+    int rows, cols;      // the template as rows x cols (cols = its last extent)
+    int tap_row;         // padded row length of the taps (>= cols)
+    int lcorr;           // 1: normalised zero-mean taps; 0: flipped taps (convolution)
+    int force;           // 1: prepare without comparing (the taps came from elsewhere since)
+    int check_finite;    // 1: a non-finite value sets *status and prepares nothing
+    float* taps;         // rows x tap_row floats
+    double* tap_sum;     // their sum
+    int* status;         // non-finite flag (see DeviceExecutor::status)
+};
+
+// Enqueues the comparison and, when needed, the preparation on `stream`.
+cudaError_t enqueue_template_prep(const TemplatePrep& t, cudaStream_t stream);
+
+}  // namespace flcc::device
