@@ -159,7 +159,10 @@ bool run_cell(const Args& a, const Cell& c, const std::string& machine)
         return false;
     };
 
-    // 1. the planner's pick, with MEASURE
+    // 1. the planner's pick, with MEASURE. Wisdom is forgotten first, and again before
+    //    ESTIMATE: a recorded MEASURE decision serves every rigour, so ESTIMATE would otherwise
+    //    return the pick just measured instead of the cost model's.
+    flcc_wisdom_forget();
     flcc_options o = options(a, FLCC_MEASURE, nullptr);
     flcc_plan measured = nullptr;
     const auto t0 = Clock::now();
@@ -177,6 +180,7 @@ bool run_cell(const Args& a, const Cell& c, const std::string& machine)
     flcc_destroy(measured);
 
     // 2. the cost model's pick
+    flcc_wisdom_forget();
     o = options(a, FLCC_ESTIMATE, nullptr);
     flcc_plan estimated = nullptr;
     r = flcc_plan_create(&estimated, op, a.dim, c.image, c.templ, &o);
