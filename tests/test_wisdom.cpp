@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -103,10 +105,22 @@ TEST_CASE("wisdom survives export and import, and bad wisdom is refused", "[wisd
     REQUIRE(flcc_wisdom_export_file(path) == FLCC_SUCCESS);
     flcc_wisdom_forget();
     REQUIRE(flcc_wisdom_import_file(path) == FLCC_SUCCESS);
-    CHECK(exported() == [&] {
+    // The same decisions; FFTW's part (builds with FFTW) holds the same entries, in the order
+    // of its hash table.
+    const std::string from_file = [&] {
         std::ifstream in(path);
         return std::string(std::istreambuf_iterator<char>(in), {});
-    }());
+    }();
+    const std::string again = exported();
+    auto decisions = [](const std::string& t) { return t.substr(0, t.find("fftw-wisdom\n")); };
+    CHECK(decisions(again) == decisions(from_file));
+    auto entries = [](const std::string& t) {
+        std::istringstream in(t);
+        std::multiset<std::string> lines;
+        for (std::string line; std::getline(in, line);) lines.insert(line);
+        return lines;
+    };
+    CHECK(entries(again) == entries(from_file));
     CHECK(flcc_wisdom_import_file("/nonexistent/dir/wisdom") == FLCC_IO_ERROR);
     CHECK(flcc_wisdom_export_file("/nonexistent/dir/wisdom") == FLCC_IO_ERROR);
     std::remove(path);

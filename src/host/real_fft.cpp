@@ -15,6 +15,30 @@ std::mutex& planner_mutex()
     return m;
 }
 
+// FFTW's threads, set up once (caller holds the planner mutex). Wisdom naming FFTW's threaded
+// solvers imports only once they are registered, so imports call this too.
+bool threads_ready()
+{
+    static const bool ready = fftwf_init_threads() != 0;
+    return ready;
+}
+
+// Wisdom text waiting for the next plan (defer_fft_wisdom); caller holds the planner mutex.
+std::string& deferred_wisdom()
+{
+    static std::string text;
+    return text;
+}
+
+void import_deferred()
+{
+    std::string& text = deferred_wisdom();
+    if (text.empty()) return;
+    threads_ready();
+    fftwf_import_wisdom_from_string(text.c_str());   // refused text: FFTW plans by measuring
+    text.clear();
+}
+
 // FFTW's dimensions of n: the axes longer than 1 (at least one axis).
 std::vector<int> fft_dims(const Extent& n)
 {
@@ -56,8 +80,8 @@ RealFft::RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int thre
     const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
     {
         std::lock_guard<std::mutex> lock(planner_mutex());
-        static const bool threads_ready = fftwf_init_threads() != 0;
-        fftwf_plan_with_nthreads(threads_ready ? threads : 1);
+        import_deferred();
+        fftwf_plan_with_nthreads(threads_ready() ? threads : 1);
         fftwf_set_timelimit(kPlanSecondsLimit);
         // The forward transform may destroy its input: the caller's box buffer is scratch.
         forward_ = fftwf_plan_dft_r2c(int(d.size()), d.data(), real, spectrum,
@@ -68,6 +92,37 @@ RealFft::RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int thre
         if (inverse_ != nullptr) fftwf_destroy_plan(inverse_);
     }
     throw std::bad_alloc();
+}
+
+std::string export_fft_wisdom()
+{
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    import_deferred();   // what was read but not used yet is still wisdom to pass on
+    char* text = fftwf_export_wisdom_to_string();
+    if (text == nullptr) return std::string();
+    std::string s(text);
+    fftwf_free(text);
+    return s;
+}
+
+bool import_fft_wisdom(const std::string& text)
+{
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    threads_ready();
+    return fftwf_import_wisdom_from_string(text.c_str()) != 0;
+}
+
+void defer_fft_wisdom(const std::string& text)
+{
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    deferred_wisdom() = text;
+}
+
+void forget_fft_wisdom()
+{
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    deferred_wisdom().clear();
+    fftwf_forget_wisdom();
 }
 
 RealFft::~RealFft()

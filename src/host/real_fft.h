@@ -8,6 +8,8 @@
 
 #include <fftw3.h>
 
+#include <string>
+
 namespace flcc::host {
 
 // The smallest m >= n whose only prime factors are 2, 3, 5 and 7 (sizes FFTW does fastest).
@@ -41,5 +43,16 @@ public:
 private:
     fftwf_plan forward_ = nullptr, inverse_ = nullptr;
 };
+
+// FFTW's own wisdom (the algorithms its FFTW_MEASURE planning chose), as text and back, and
+// forgotten. FLCC's wisdom carries it, so that a plan found there also makes its transforms
+// without FFTW timing them again. import returns false for text FFTW does not accept.
+// defer keeps the text and imports it when the next transform is planned (ignoring text FFTW
+// refuses): a plan whose solver needs no FFT then pays nothing for it (FFTW's import of a
+// typical file takes ~2 ms, more than a wisdom hit may cost).
+std::string export_fft_wisdom();
+bool import_fft_wisdom(const std::string& text);
+void defer_fft_wisdom(const std::string& text);
+void forget_fft_wisdom();
 
 }  // namespace flcc::host

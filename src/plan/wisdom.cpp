@@ -5,6 +5,9 @@
 #ifdef FLCC_HAVE_HOST
 #include "host/kernels/kernel_set.h"
 #endif
+#ifdef FLCC_HAVE_FFTW
+#include "host/real_fft.h"
+#endif
 #ifdef FLCC_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -23,6 +26,37 @@ namespace flcc::wisdom {
 namespace {
 
 constexpr const char* kMagic = "flcc-wisdom 1";
+// FFTW's wisdom text sits between these two lines (builds with FFTW).
+constexpr const char* kFftSection = "fftw-wisdom";
+constexpr const char* kFftEnd = "end fftw-wisdom";
+
+std::string fft_wisdom()
+{
+#ifdef FLCC_HAVE_FFTW
+    return host::export_fft_wisdom();
+#else
+    return std::string();
+#endif
+}
+
+// Deferred: FFTW reads it when a host Fourier plan next needs a transform.
+void defer_fft(const std::string& text)
+{
+#ifdef FLCC_HAVE_FFTW
+    host::defer_fft_wisdom(text);
+#else
+    (void)text;
+#endif
+}
+
+bool import_fft(const std::string& text)
+{
+#ifdef FLCC_HAVE_FFTW
+    return host::import_fft_wisdom(text);
+#else
+    return text.empty();   // FFTW wisdom where this build has no FFTW: foreign
+#endif
+}
 
 std::mutex& mutex()
 {
@@ -73,18 +107,38 @@ std::string text_of(const std::map<std::string, std::string>& s)
 {
     std::string t = std::string(kMagic) + "\nsignature " + signature() + "\n";
     for (const auto& kv : s) t += kv.first + " => " + kv.second + "\n";
+    const std::string fft = fft_wisdom();
+    if (!fft.empty()) {
+        t += std::string(kFftSection) + "\n" + fft;
+        if (fft.back() != '\n') t += "\n";
+        t += std::string(kFftEnd) + "\n";
+    }
     return t;
 }
 
-// Parses text; false when it is not wisdom of this configuration or names unknown solvers.
-bool parse(const std::string& text, std::map<std::string, std::string>& out)
+// Parses text into decisions and FFTW's wisdom text (empty when absent); false when it is not
+// wisdom of this configuration or names unknown solvers.
+bool parse(const std::string& text, std::map<std::string, std::string>& out, std::string& fft)
 {
     std::istringstream in(text);
     std::string line;
     if (!std::getline(in, line) || line != kMagic) return false;
     if (!std::getline(in, line) || line != "signature " + signature()) return false;
+    fft.clear();
     while (std::getline(in, line)) {
         if (line.empty()) continue;
+        if (line == kFftSection) {   // FFTW's text, up to its end line (a cut file has none)
+            bool closed = false;
+            while (std::getline(in, line)) {
+                if (line == kFftEnd) {
+                    closed = true;
+                    break;
+                }
+                fft += line + "\n";
+            }
+            if (!closed || fft.empty()) return false;
+            continue;
+        }
         const size_t arrow = line.find(" => ");
         if (arrow == std::string::npos || arrow == 0) return false;
         const std::string solver = line.substr(arrow + 4);
@@ -101,7 +155,7 @@ const char* wisdom_file()
 }
 
 // Imports FLCC_WISDOM_FILE once per process (caller holds the mutex); a missing, corrupt or
-// foreign file is ignored.
+// foreign file is ignored. FFTW's part is handed over for the next transform plan.
 void load_file_once()
 {
     static bool done = false;
@@ -114,8 +168,10 @@ void load_file_once()
     std::stringstream ss;
     ss << in.rdbuf();
     std::map<std::string, std::string> parsed;
-    if (parse(ss.str(), parsed))
-        for (const auto& kv : parsed) store().emplace(kv.first, kv.second);
+    std::string fft;
+    if (!parse(ss.str(), parsed, fft)) return;
+    for (const auto& kv : parsed) store().emplace(kv.first, kv.second);
+    if (!fft.empty()) defer_fft(fft);
 }
 
 // Writes the store to FLCC_WISDOM_FILE (caller holds the mutex), through a temporary file
@@ -165,7 +221,9 @@ std::string export_text()
 flcc_result import_text(const std::string& text)
 {
     std::map<std::string, std::string> parsed;
-    if (!parse(text, parsed)) return FLCC_INVALID_WISDOM;
+    std::string fft;
+    if (!parse(text, parsed, fft)) return FLCC_INVALID_WISDOM;
+    if (!fft.empty() && !import_fft(fft)) return FLCC_INVALID_WISDOM;
     std::lock_guard<std::mutex> lock(mutex());
     load_file_once();
     for (const auto& kv : parsed) store()[kv.first] = kv.second;
@@ -176,6 +234,9 @@ void forget()
 {
     std::lock_guard<std::mutex> lock(mutex());
     store().clear();
+#ifdef FLCC_HAVE_FFTW
+    host::forget_fft_wisdom();
+#endif
 }
 
 }  // namespace flcc::wisdom

@@ -7,6 +7,9 @@
 //   signature <16 hex digits>
 //   <problem key> => <solver name>
 //   ...
+//   fftw-wisdom          (builds with FFTW: FFTW's own wisdom, so that a plan found here
+//   <FFTW's text>         also makes its FFTW plans without timing them)
+//   end fftw-wisdom
 // The signature hashes the library version, the names of every solver of this build, the host
 // instruction set in use and the GPU (name and compute capability) when one is usable: wisdom
 // from another configuration is rejected whole. If the environment variable FLCC_WISDOM_FILE
