@@ -90,5 +90,5 @@ for m, what in (("plan_measure", "MEASURE planning, LCC 2000²/16² valid"),
 for r in recs:
     if r["measure"] == "large":
         print(f"LCC {'x'.join(map(str, r['image']))}, {'x'.join(map(str, r['template']))} full: "
-              f"{r['method']}, {r['seconds']['median']:.3g} s, peak RSS {r['peak_rss_kb'] / 1e6:.2f} GB")
+              f"{r['method']}, {r['seconds']['median']:.3g} s, peak RSS {r['peak_rss_kb'] * 1024 / 1e9:.2f} GB")
 EOF
