@@ -7,6 +7,7 @@
 // Lists (comma separated) of images and templates are swept. --method auto lets the planner
 // choose, a solver name forces it, "all" measures every applicable solver. Inputs are random
 // (uniform [0, 1)); timings are wall-clock medians over repeats after warm-up, per frame.
+#include "bench_common.h"
 #include "flcc.h"
 
 #include <CLI/CLI.hpp>
@@ -28,20 +29,14 @@
 
 namespace {
 
+using bench::cpu_model;
+using bench::json_escape;
+using bench::split;
+
 struct Dims {
     int dim;
     int v[3];
 };
-
-std::vector<std::string> split(const std::string& s, char sep)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, sep))
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
 
 bool parse_dims(const std::string& s, Dims& d)
 {
@@ -57,25 +52,6 @@ bool parse_dims(const std::string& s, Dims& d)
     }
     if (parts.size() == 1) d.dim = 0;   // a cube of the image's dimension
     return true;
-}
-
-std::string cpu_model()
-{
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    return "unknown";
-}
-
-std::string json_escape(const std::string& s)
-{
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        o += c;
-    }
-    return o;
 }
 
 using Clock = std::chrono::steady_clock;

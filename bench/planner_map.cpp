@@ -19,6 +19,7 @@
 //
 // Inputs are uniform [0, 1) random, as flcc-bench's. SINGLE (default) gives every run a new
 // template value, so template preparation is timed as the planner times it.
+#include "bench_common.h"
 #include "flcc.h"
 
 #include <algorithm>
@@ -34,6 +35,11 @@
 #include <vector>
 
 namespace {
+
+using bench::cpu_model;
+
+// s as a JSON string literal.
+std::string json_str(const std::string& s) { return "\"" + bench::json_escape(s) + "\""; }
 
 using Clock = std::chrono::steady_clock;
 
@@ -102,25 +108,6 @@ bool parse(int argc, char** argv, Args& a)
     }
     if (a.type == "single") a.frames = 1;
     return true;
-}
-
-std::string cpu_model()
-{
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    return "unknown";
-}
-
-std::string json_str(const std::string& s)
-{
-    std::string o = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        o += c;
-    }
-    return o + "\"";
 }
 
 struct Cell {

@@ -19,6 +19,8 @@
 // reference computed on the host with FLCC's semantics (zero-padded image, the padded zeros
 // being data, in the full/same regions) and records the largest differences: it shows whether
 // the NPP and FLCC regions are the same, it does not stop the run.
+#include "../bench_common.h"
+
 #include <cuda_runtime.h>
 #include <npp.h>
 
@@ -35,6 +37,10 @@
 #include <vector>
 
 namespace {
+
+using bench::cpu_model;
+using bench::json_escape;
+using bench::split;
 
 #define CUDA_OK(x)                                                                                \
     do {                                                                                          \
@@ -56,16 +62,6 @@ namespace {
         }                                                                                         \
     } while (0)
 
-std::vector<std::string> split(const std::string& s, char sep)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, sep))
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
 // "2000x2000" -> {h, w}; "16" -> {16, 16}
 bool parse_hw(const std::string& s, int& h, int& w)
 {
@@ -74,25 +70,6 @@ bool parse_hw(const std::string& s, int& h, int& w)
     h = std::atoi(p[0].c_str());
     w = p.size() == 2 ? std::atoi(p[1].c_str()) : h;
     return h > 0 && w > 0;
-}
-
-std::string cpu_model()
-{
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    return "unknown";
-}
-
-std::string json_escape(const std::string& s)
-{
-    std::string o;
-    for (char c : s) {
-        if (c == '"' || c == '\\') o += '\\';
-        o += c;
-    }
-    return o;
 }
 
 // The buffer-size queries took `int*` in older NPP releases and take `size_t*` in newer ones:

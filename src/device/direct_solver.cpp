@@ -75,6 +75,7 @@ public:
         const size_t bytes = taps_bytes_ + sizeof(double);
         flcc_result t = host_taps_.allocate(bytes);
         if (t == FLCC_SUCCESS) t = taps_.allocate(bytes);
+        if (t == FLCC_SUCCESS) t = last_.allocate(size_t(p_.templ_elems()) * sizeof(float));
         params_.taps = taps_.as<float>();
         params_.tap_sum = reinterpret_cast<const double*>(taps_.as<char>() + taps_bytes_);
         // Defined taps even before a template (a refused first device template leaves them).
@@ -114,10 +115,6 @@ public:
     {
         DeviceGuard guard(p_.device);
         if (!guard.ok()) return FLCC_DEVICE_ERROR;
-        if (last_.bytes() == 0) {
-            const flcc_result r = last_.allocate(size_t(p_.templ_elems()) * sizeof(float));
-            if (r != FLCC_SUCCESS) return r;
-        }
         TemplatePrep t{};
         t.user = templ;
         t.last = last_.as<float>();
@@ -201,15 +198,7 @@ public:
 
     flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
     {
-        try {
-            auto ex = std::make_unique<DirectExecutor>(p, k_);
-            const flcc_result r = ex->create();
-            if (r != FLCC_SUCCESS) return r;
-            out = std::move(ex);
-            return FLCC_SUCCESS;
-        } catch (const std::bad_alloc&) {
-            return FLCC_ALLOC_FAILED;
-        }
+        return make_device_executor<DirectExecutor>(out, p, k_);
     }
 
 private:

@@ -10,6 +10,10 @@
 #include "device/cuda_util.h"
 #include "plan/solver.h"
 
+#include <memory>
+#include <new>
+#include <utility>
+
 namespace flcc::device {
 
 class DeviceExecutor : public Executor {
@@ -52,5 +56,21 @@ private:
     DeviceBuffer in_[2], out_[2];
     cudaStream_t user_ = nullptr;
 };
+
+// Makes a GPU executor and runs its create() (streams, buffers, kernels), for a Solver's
+// create: an allocation failure, thrown or returned, comes back as a result code.
+template <class E, class... Args>
+flcc_result make_device_executor(std::unique_ptr<Executor>& out, const Problem& p, Args&&... args)
+{
+    try {
+        auto ex = std::make_unique<E>(p, std::forward<Args>(args)...);
+        const flcc_result r = ex->create();
+        if (r != FLCC_SUCCESS) return r;
+        out = std::move(ex);
+        return FLCC_SUCCESS;
+    } catch (const std::bad_alloc&) {
+        return FLCC_ALLOC_FAILED;
+    }
+}
 
 }  // namespace flcc::device

@@ -493,15 +493,7 @@ public:
 
     flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
     {
-        try {
-            auto ex = std::make_unique<FourierExecutor>(p, edge_);
-            const flcc_result r = ex->create();
-            if (r != FLCC_SUCCESS) return r;
-            out = std::move(ex);
-            return FLCC_SUCCESS;
-        } catch (const std::bad_alloc&) {
-            return FLCC_ALLOC_FAILED;
-        }
+        return make_device_executor<FourierExecutor>(out, p, edge_);
     }
 
 private:
