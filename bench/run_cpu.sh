@@ -8,6 +8,8 @@
 #                                    # against FLCC; what CI runs so the benchmark code cannot rot
 #   bench/run_cpu.sh --only a,e      # some experiments (a b c d e)
 #   bench/run_cpu.sh --threads 4     # CPU threads for FLCC and the peers (default: all)
+#   bench/run_cpu.sh --full-map      # the planner map (e) at every template size: 580 cells,
+#                                    # about 25 minutes instead of 6 (default grid: 204 cells)
 #
 # Full runs write bench/results/<machine tag>/<experiment>.jsonl, docs/img/*.png and
 # bench/results/<machine tag>/report.md. Quick runs write under $FLCC_BENCH_BUILD/quick/ only,
@@ -23,12 +25,14 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quick=0
 only="a,b,d,e,c"
 threads=0
+full_map=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
         --only) only="$2"; shift ;;
         --threads) threads="$2"; shift ;;
-        -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --full-map) full_map=1 ;;
+        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "run_cpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -102,7 +106,9 @@ declare -A script=([a]=a_template_sweep [b]=b_size_sweep [c]=c_cpu_vs_gpu [d]=d_
 for x in ${only//,/ }; do
     [ -n "${script[$x]:-}" ] || { echo "run_cpu.sh: no experiment '$x' (a b c d e)" >&2; exit 2; }
     say "experiment ($x) ${script[$x]}"
-    "$py" "$root/bench/experiments/${script[$x]}.py" "${common[@]}"
+    extra=()
+    [ "$x" = e ] && [ "$full_map" = 1 ] && extra=(--full-grid)
+    "$py" "$root/bench/experiments/${script[$x]}.py" "${common[@]}" "${extra[@]}"
 done
 
 say "report"

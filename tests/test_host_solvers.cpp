@@ -101,3 +101,54 @@ TEST_CASE("a constant template gives an all-zero LCC on every host solver", "[so
         for (float v : r.out) REQUIRE(v == 0.0f);
     }
 }
+
+// Convolution tiles of whole kernel blocks away from the padding are computed straight from the
+// frame into the output (no gather, no store pass), and their finite check is made on the
+// outputs: images large enough to hold such tiles, in every region, against the reference;
+// non-finite values anywhere are still reported; finite data that overflows is not.
+TEST_CASE("direct convolution computed in place from the frame", "[solvers][inplace]")
+{
+    struct Case {
+        const char* method;
+        ref::Shape shape;
+    };
+    std::vector<Case> cases;
+    for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID}) {
+        for (const char* m : {"host.direct2.k2", "host.direct2.k5", "host.direct2.k16",
+                              "host.direct2.k32"}) {
+            const int k = th::solver_cube(m);
+            cases.push_back({m, {2, {300, 590, 1}, {k, k, 1}, reg}});
+        }
+        cases.push_back({"host.direct2.generic", {2, {270, 600, 1}, {7, 3, 1}, reg}});
+        cases.push_back({"host.direct3.k3", {3, {12, 40, 300}, {3, 3, 3}, reg}});
+        cases.push_back({"host.direct3.generic", {3, {11, 37, 290}, {2, 5, 4}, reg}});
+    }
+    for (const Case& c : cases) {
+        std::mt19937 rng(11);
+        auto img = ref::make_data(ref::Data::uniform, c.shape, true, rng);
+        const auto t = ref::make_data(ref::Data::uniform, c.shape, false, rng);
+        th::RunOptions o;
+        o.method = c.method;
+        INFO(c.method << " " << th::describe(c.shape));
+        const th::Run r = th::run(FLCC_CONV, c.shape, img, t, o);
+        REQUIRE(r.result == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_CONV, th::reference(FLCC_CONV, c.shape, img.data(), t.data()),
+                        r.out.data()) <= kConvTol);
+
+        // A non-finite value in the middle, near a corner and at the last element.
+        const size_t n = img.size();
+        for (size_t at : {n / 2 + 77, size_t(c.shape.image.w * 3 + 5), n - 1}) {
+            for (float bad : {std::nanf(""), -INFINITY}) {
+                const float keep = img[at];
+                img[at] = bad;
+                INFO("non-finite " << bad << " at " << at);
+                CHECK(th::run(FLCC_CONV, c.shape, img, t, o).result == FLCC_NONFINITE_INPUT);
+                img[at] = keep;
+            }
+        }
+        // Finite data whose convolution overflows: no non-finite input, so success.
+        std::vector<float> huge(n, 3e38f);
+        const std::vector<float> big_t(t.size(), 2.0f);
+        CHECK(th::run(FLCC_CONV, c.shape, huge, big_t, o).result == FLCC_SUCCESS);
+    }
+}

@@ -5,12 +5,13 @@ and the CPU peers, SINGLE and STREAM of 10 frames.
   2D: 16x16 template, images 1000..4000 step 500   3D: 8^3 template, volumes 50..250 step 50
   problems: LCC valid, convolution same and full (peers as in experiment (a))
 
-LCC valid and convolution same cover every size; convolution full takes three sizes (smallest,
-middle, largest) and the STREAM runs two (1000², 2500²; 50³, 150³): streams of 10 frames of the
-largest sizes alone would take 5 minutes on a 2-core machine, and the whole CPU run must stay
-under 20 minutes. (a) measures STREAM against template size at 2000² / 100³.
+LCC valid and convolution same SINGLE cover every size with the planner's pick and the fastest
+peer; every FLCC solver and every peer run at the CORE sizes. Convolution full takes three
+sizes and STREAM two (every solver at the smaller only): the whole CPU run (bench/run_cpu.sh)
+must stay under 20 minutes on a 2-core machine. (a) measures STREAM against template size at
+2000² / 100³.
 
-  python3 bench/experiments/b_size_sweep.py            # full run (about 5 min on 2 cores)
+  python3 bench/experiments/b_size_sweep.py            # full run (about 4 min on 2 cores)
   python3 bench/experiments/b_size_sweep.py --quick    # seconds; checks peers against FLCC
   python3 bench/experiments/b_size_sweep.py --plot-only
 
@@ -26,23 +27,46 @@ def sizes(dim, ns):
     return [H.size_str(n, dim) for n in ns]
 
 
-# per dimension: template, then (op, region, images, type) to measure
+# The fastest peer of each problem, timed at every size; the others at the core sizes.
+FAST_PEERS = {(2, "lcorr"): "opencv.matchTemplate", (2, "conv"): "opencv.filter2D",
+              (3, "lcorr"): "skimage.match_template", (3, "conv"): "scipy.fftconvolve"}
+
+
+def dense(dim, op, region, ns, core):
+    """SINGLE at every size: all solvers and peers at the core sizes, the planner's pick and
+    the fast peer at the others. Entries: (op, region, images, type, every solver, peers)."""
+    out = [(op, region, sizes(dim, [n for n in ns if n in core]), "single", True, "all")]
+    rest = [n for n in ns if n not in core]
+    if rest:
+        out.append((op, region, sizes(dim, rest), "single", False, FAST_PEERS[(dim, op)]))
+    return out
+
+
+def stream(dim, op, region, ns):
+    """STREAM of 10 frames at the sizes ns: every solver at the first, the pick at the rest."""
+    return [(op, region, sizes(dim, ns[:1]), "stream", True, "all"),
+            (op, region, sizes(dim, ns[1:]), "stream", False, "all")]
+
+
+CORE_2D, CORE_3D = [1000, 2000, 3000, 4000], [50, 150, 250]
+# per dimension: template, then the measurements (see dense and stream)
 FULL = {
-    2: (16, [("lcorr", "valid", sizes(2, range(1000, 4001, 500)), "single"),
-             ("conv", "same", sizes(2, range(1000, 4001, 500)), "single"),
-             ("conv", "full", sizes(2, [1000, 2500, 4000]), "single")]
-        + [(op, reg, sizes(2, [1000, 2500]), "stream") for op, reg in ALL]),
-    3: (8, [("lcorr", "valid", sizes(3, range(50, 251, 50)), "single"),
-            ("conv", "same", sizes(3, range(50, 251, 50)), "single"),
-            ("conv", "full", sizes(3, [50, 150, 250]), "single")]
-        + [(op, reg, sizes(3, [50, 150]), "stream") for op, reg in ALL]),
+    2: (16, dense(2, "lcorr", "valid", range(1000, 4001, 500), CORE_2D)
+        + dense(2, "conv", "same", range(1000, 4001, 500), CORE_2D)
+        + [("conv", "full", sizes(2, [1000, 2500, 4000]), "single", True, "all")]
+        + stream(2, "lcorr", "valid", [1000, 2500]) + stream(2, "conv", "same", [1000, 2500])
+        + stream(2, "conv", "full", [1000, 2500])),
+    3: (8, dense(3, "lcorr", "valid", range(50, 251, 50), CORE_3D)
+        + dense(3, "conv", "same", range(50, 251, 50), CORE_3D)
+        + [("conv", "full", sizes(3, [50, 150, 250]), "single", True, "all")]
+        + stream(3, "lcorr", "valid", [50, 150]) + stream(3, "conv", "same", [50, 150])
+        + stream(3, "conv", "full", [50, 150])),
 }
 QUICK = {   # every code path once, on small sizes
-    2: (8, [("lcorr", "valid", sizes(2, [64, 100]), "single"),
-            ("conv", "same", sizes(2, [64, 100]), "single"),
-            ("lcorr", "valid", sizes(2, [64]), "stream")]),
-    3: (4, [("lcorr", "valid", sizes(3, [16, 24]), "single"),
-            ("conv", "full", sizes(3, [16]), "stream")]),
+    2: (8, dense(2, "lcorr", "valid", [64, 100], [64]) + dense(2, "conv", "same", [64, 100], [64, 100])
+        + [("lcorr", "valid", sizes(2, [64]), "stream", True, "all")]),
+    3: (4, dense(3, "lcorr", "valid", [16, 24], [16, 24])
+        + [("conv", "full", sizes(3, [16]), "stream", True, "all")]),
 }
 
 
@@ -51,8 +75,8 @@ def measure(args, path, name):
     rec = H.Recorder(path, name)
     cfg = H.sweep_config(args)
     for dim, (templ, todo) in (QUICK if args.quick else FULL).items():
-        for op, region, images, type_ in todo:
-            H.run_problem(rec, fb, op, region, images, [templ], type_, cfg)
+        for op, region, images, type_, every, peers in todo:
+            H.run_problem(rec, fb, op, region, images, [templ], type_, cfg, every, peers)
     return rec
 
 

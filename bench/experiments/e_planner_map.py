@@ -3,6 +3,9 @@
 
   2D: templates 2..32 x images 32..4096 (powers of two)   3D: templates 2..8 x images 8..256
   ops: LCC and convolution, full region (FLCC's default), SINGLE, all threads.
+  Default grid: templates 2, 3, 4, 6, 8, 12, 16, 24, 32 (3D: 2, 3, 4, 6, 8), about 6 minutes on
+  2 cores, so that the whole CPU run stays under 20; --full-grid: every template size
+  (580 cells, about 25 minutes).
 
 For each cell, flcc-planner-map (bench/planner_map.cpp) records the planner's pick (MEASURE),
 the cost model's pick (ESTIMATE), every candidate's time as the planner measured it, and every
@@ -10,7 +13,7 @@ candidate timed again independently (forced by name, round-robin, median). Regre
 independent time / the fastest candidate's independent time. DESIGN.md section 5: the pick is
 within 10% of the fastest (regret <= 1.1) on >= 95% of cells.
 
-  python3 bench/experiments/e_planner_map.py [--quick] [--plot-only]
+  python3 bench/experiments/e_planner_map.py [--quick | --full-grid] [--plot-only]
 
 Writes <results>/e_planner_map.jsonl and docs/img/e_planner_map_{lcorr,conv}_{2d,3d}.png.
 """
@@ -18,8 +21,11 @@ import harness as H
 
 NAME = "e_planner_map"
 
+IMAGES_2D, IMAGES_3D = "32,64,128,256,512,1024,2048,4096", "8,16,32,64,128,256"
 FULL = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
-        ((2, "32,64,128,256,512,1024,2048,4096", "2-32"), (3, "8,16,32,64,128,256", "2-8"))]
+        ((2, IMAGES_2D, "2,3,4,6,8,12,16,24,32"), (3, IMAGES_3D, "2,3,4,6,8"))]
+FULL_GRID = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
+             ((2, IMAGES_2D, "2-32"), (3, IMAGES_3D, "2-8"))]
 QUICK = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
          ((2, "32,64", "2,5"), (3, "8,12", "2,3"))]
 
@@ -28,7 +34,7 @@ def measure(args, path):
     fb = H.find_flcc_bench(args.flcc_bench)
     pm = H.find_planner_map(fb)
     rec = H.Recorder(path, NAME)
-    for op, dim, imgs, tpls in (QUICK if args.quick else FULL):
+    for op, dim, imgs, tpls in (QUICK if args.quick else FULL_GRID if args.full_grid else FULL):
         rec.run([pm, "--op", op, "--region", "full", "--dim", str(dim), "--images", imgs,
                  "--templates", tpls, "--repeats", "2",   # more, up to 50, where runs are short
                  "--threads", str(args.threads)])
@@ -102,7 +108,10 @@ def plot(path, img):
 
 
 def main():
-    args = H.arg_parser(__doc__.split("\n")[0]).parse_args()
+    parser = H.arg_parser(__doc__.split("\n")[0])
+    parser.add_argument("--full-grid", action="store_true",
+                        help="every template size (2..32, 3D 2..8) instead of the default grid")
+    args = parser.parse_args()
     if args.platform != "host":
         H.log(f"{NAME} measures the CPU only; --platform {args.platform} ignored")
         args.platform = "host"

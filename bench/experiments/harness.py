@@ -411,9 +411,11 @@ def sweep_config(args):
                 frames=3 if q else 10, threads=args.threads, check=check, platform="host")
 
 
-def run_problem(rec, flcc_bench, op, region, images, templates, type_, cfg):
+def run_problem(rec, flcc_bench, op, region, images, templates, type_, cfg, every_solver=True,
+                peers="all"):
     """Measures one (op, region) over images x templates, SINGLE or STREAM: every FLCC solver
-    (--method all), the planner's pick (--method auto) and every peer that does it.
+    (--method all; every_solver=False: skipped), the planner's pick (--method auto) and the
+    peers that do it (peers: 'all' or a comma-separated list of CPU peer names).
     cfg: repeats, stream_repeats, frames, threads, check (libflcc for cpu_peers --check or
     None), platform ('host': CPU peers; 'device': GPU peers and NPP, FLCC failures soft).
     CPU peers' STREAM is a loop over frames (they have no stream API): one pass after a
@@ -424,7 +426,7 @@ def run_problem(rec, flcc_bench, op, region, images, templates, type_, cfg):
     frames = cfg["frames"] if stream else 1
     reps = cfg["stream_repeats"] if stream else cfg["repeats"]
     device = cfg.get("platform") == "device"
-    for method in ("all", "auto") if flcc_bench else ():
+    for method in (("all", "auto") if every_solver else ("auto",)) if flcc_bench else ():
         rec.run(flcc_cmd(flcc_bench, op, images, templates, region, type_, frames, method, reps,
                          1, cfg["threads"], "device" if device else "host"), soft=device)
     if not flcc_bench:
@@ -433,7 +435,7 @@ def run_problem(rec, flcc_bench, op, region, images, templates, type_, cfg):
     if not device:
         rec.run(peers_cmd(op, images, templates, region, type_, frames,
                           cfg["peer_stream_repeats"] if stream else reps, 1, cfg["threads"],
-                          check=cfg.get("check")))
+                          peers=peers, check=cfg.get("check")))
         return
     if flcc_bench and supports(flcc_bench, "--memory"):
         # also the planner's pick on GPU buffers: like for like with the device-resident peers

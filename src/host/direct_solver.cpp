@@ -19,7 +19,7 @@ class DirectExecutor final : public Executor, private Numerator {
 public:
     DirectExecutor(const Problem& p, const KernelSet& ks, CorrelateFn fn, Extent tile)
         : p_(p), fn_(fn), pool_(p.threads),
-          runner_(p, ks, tile, ks.row_multiple, ks.block_cols), taps_(p.templ_elems())
+          runner_(p, ks, tile, ks.row_multiple, ks.block_cols, /*in_place=*/true), taps_(p.templ_elems())
     {
         for (int t = 0; t < pool_.size(); ++t) scratch_.push_back(runner_.make_scratch());
     }
@@ -57,14 +57,19 @@ private:
     const float* lcc_taps() const override { return taps_.data(); }
     double lcc_tap_sum() const override { return tap_sum_; }
 
-    void compute(const TileView& t, int) override
+    bool compute(const TileView& t, int) override
     {
         const int64_t slice = p_.templ[1] * p_.templ[2];
+        bool finite = true;
         for (int64_t q = 0; q < t.planes; ++q)
-            for (int64_t a = 0; a < p_.templ[0]; ++a)
-                fn_(t.x + (q + a) * t.x_plane, t.x_row, taps_.data() + a * slice,
-                    int(p_.templ[1]), int(p_.templ[2]), t.num + q * t.num_plane, t.num_row,
-                    t.rows, t.cols, a > 0);
+            for (int64_t a = 0; a < p_.templ[0]; ++a) {
+                // A non-finite partial sum stays non-finite: the last slice's store tells.
+                const bool f = fn_(t.x + (q + a) * t.x_plane, t.x_row, taps_.data() + a * slice,
+                                   int(p_.templ[1]), int(p_.templ[2]), t.num + q * t.num_plane,
+                                   t.num_row, t.rows, t.cols, a > 0);
+                if (a == p_.templ[0] - 1) finite = finite && f;
+            }
+        return finite;
     }
 
     Problem p_;

@@ -309,7 +309,7 @@ private:
         }
     }
 
-    void compute(const TileView& t, int thread) override
+    bool compute(const TileView& t, int thread) override   // true: it does not check (not in place)
     {
         const Shape& s = shapes_[size_t(cut_.shape_of(t.planes, t.rows, t.cols))];
         FftScratch& b = fft_scratch_[size_t(thread)];
@@ -345,6 +345,7 @@ private:
             b.n = n;
             b.bound = fft_error_bound(energy, volume(box), volume(n));
         }
+        return true;
     }
 
     // Copies the box into the FFT buffer, zero-padded to the FFT extent n, accumulating the

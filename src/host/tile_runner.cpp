@@ -32,13 +32,17 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+constexpr int64_t kPrefetchRows = 4;
+
 }  // namespace
 
 TileRunner::TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int row_multiple,
-                       int col_multiple)
-    : p_(p), ks_(ks), row_multiple_(row_multiple), col_multiple_(col_multiple)
+                       int col_multiple, bool in_place)
+    : p_(p), ks_(ks), row_multiple_(row_multiple), col_multiple_(col_multiple),
+      in_place_(in_place && p.op == Op::conv)
 {
     TileLayout& l = layout_;
+    const int multiple[3] = {1, row_multiple, col_multiple};
     for (int a = 0; a < 3; ++a) {
         l.out[a] = std::max<int64_t>(1, std::min(tile[a], p.out[a]));
         // Output o's window covers image [o - pad, o - pad + T - 1]: inside for o in
@@ -49,9 +53,21 @@ TileRunner::TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int r
             for (int64_t s = b; s < e; s += l.out[a])
                 l.segments[a].push_back({s, std::min(l.out[a], e - s), boundary});
         };
-        cut(0, lo, true);
-        cut(lo, hi, false);
-        cut(hi, p.out[a], true);
+        if (in_place_) {
+            // Interior tiles of whole multiples run in place; the gathered tiles around them
+            // take the rest: the near boundary widened to one whole multiple, and the far one
+            // with the interior's remainder (no gathered tile is mostly discarded padding).
+            const int64_t m = multiple[a];
+            const int64_t b0 = lo > 0 ? std::min(hi, std::max<int64_t>(lo, m)) : lo;
+            const int64_t whole = b0 + (hi - b0) / m * m;
+            cut(0, b0, true);
+            cut(b0, whole, false);
+            cut(whole, p.out[a], true);
+        } else {
+            cut(0, lo, true);
+            cut(lo, hi, false);
+            cut(hi, p.out[a], true);
+        }
     }
     l.padded = {l.out[0], round_up(l.out[1], row_multiple), round_up(l.out[2], col_multiple)};
     l.in = {l.out[0] + p.templ[0] - 1, l.padded[1] + p.templ[1] - 1,
@@ -122,10 +138,17 @@ void TileRunner::for_box_rows(const float* frame, const Box& b, float* x, F&& f)
         for (int64_t i = 0; i < l.in[1]; ++i) {
             float* dst = x == nullptr ? nullptr : x + a * l.in_plane + i * l.in_row;
             const int64_t ir = r0 + i;
-            if (ip < 0 || ip >= p_.image[0] || ir < 0 || ir >= p_.image[1] || ce <= cb)
+            if (ip < 0 || ip >= p_.image[0] || ir < 0 || ir >= p_.image[1] || ce <= cb) {
                 f(dst, nullptr, int64_t(0), int64_t(0));
-            else
-                f(dst, frame + (ip * p_.image[1] + ir) * p_.image[2] + cb, cb - c0, ce - cb);
+            } else {
+                const float* src = frame + (ip * p_.image[1] + ir) * p_.image[2] + cb;
+                // Rows of a narrow box are too short for the hardware prefetcher: ask for the
+                // row kPrefetchRows ahead (harmless past the box: a prefetch never faults).
+                if (ir + kPrefetchRows < p_.image[1])
+                    for (int64_t k = 0; k < ce - cb; k += 16)
+                        __builtin_prefetch(src + kPrefetchRows * p_.image[2] + k);
+                f(dst, src, cb - c0, ce - cb);
+            }
         }
     }
 }
@@ -161,12 +184,47 @@ double TileRunner::guard_factor(const Box& b) const
     return 2 * (2 * eq + t0 * t1 * t2);
 }
 
+bool TileRunner::run_in_place(const float* frame, float* out_frame, const Box& b,
+                              Numerator& numerator, int thread) const
+{
+    const int64_t in_row = p_.image[2], in_plane = p_.image[1] * p_.image[2];
+    const int64_t out_row = p_.out[2], out_plane = p_.out[1] * p_.out[2];
+    TileView v;
+    v.x = frame + (b.origin[0] - p_.pad[0]) * in_plane + (b.origin[1] - p_.pad[1]) * in_row +
+          (b.origin[2] - p_.pad[2]);
+    v.x_row = in_row;
+    v.x_plane = in_plane;
+    v.num = out_frame + b.origin[0] * out_plane + b.origin[1] * out_row + b.origin[2];
+    v.num_row = out_row;
+    v.num_plane = out_plane;
+    v.planes = b.real[0];
+    v.rows = v.real_rows = b.real[1];
+    v.cols = v.real_cols = b.real[2];
+    v.origin = b.origin;
+    v.boundary = false;
+    const bool outputs_finite = numerator.compute(v, thread);
+    // Every value of the input box reaches some output of the tile (with some tap), and a
+    // non-finite term makes an IEEE sum non-finite: finite outputs prove a finite box. A
+    // non-finite output may also be an overflow of finite data, so the box decides then.
+    if (outputs_finite || !p_.check_finite) return true;
+    for (int64_t q = 0; q < b.real[0] + p_.templ[0] - 1; ++q)
+        for (int64_t r = 0; r < b.real[1] + p_.templ[1] - 1; ++r)
+            if (!ks_.all_finite(v.x + q * in_plane + r * in_row, b.real[2] + p_.templ[2] - 1))
+                return false;
+    return true;
+}
+
 bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileScratch& s,
                      Numerator& numerator, int thread) const
 {
     const TileLayout& l = layout_;
     const Box b = box_of(index);
     const bool lcorr = p_.op == Op::lcorr;
+    // Convolution needs neither centring nor the window statistics: interior tiles of whole
+    // multiples skip the copies.
+    if (in_place_ && !b.boundary && b.real[1] % row_multiple_ == 0 &&
+        b.real[2] % col_multiple_ == 0)
+        return run_in_place(frame, out_frame, b, numerator, thread);
     float* x = s.x.data();
 
     // Gather the input box, centred on c for LCC (boundary tiles: c = 0, see Segment), padding
@@ -229,7 +287,7 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     v.real_cols = b.real[2];
     v.origin = b.origin;
     v.boundary = b.boundary;
-    numerator.compute(v, thread);
+    numerator.compute(v, thread);   // the gather checked the input
 
     for (int64_t q = 0; q < b.real[0]; ++q) {
         float* num = s.num.data() + q * l.num_plane;

@@ -80,7 +80,9 @@ struct TileView {
 class Numerator {
 public:
     virtual ~Numerator() = default;
-    virtual void compute(const TileView& tile, int thread) = 0;
+    // Returns false when some value it wrote is not finite, if it checks: the direct kernels
+    // do (run_in_place relies on it); the transform numerators return true (never in place).
+    virtual bool compute(const TileView& tile, int thread) = 0;
     // LCC: the normalised template the numerator correlates with (planes x rows x cols), used
     // to recompute the numerator of ill-conditioned windows around their own mean.
     virtual const float* lcc_taps() const { return nullptr; }
@@ -96,8 +98,12 @@ public:
     // `tile` is the largest real output tile. The numerator computes whole multiples of
     // `row_multiple` rows and `col_multiple` columns per plane (the direct kernels' block; 1 for
     // numerators without one); the extra outputs are discarded.
+    // `in_place` (convolution only; the numerator must read the input box and write its block
+    // through the view's pointers and strides alone, and nothing outside rows x cols): interior
+    // tiles are cut to whole multiples and run straight from the frame into the output, without
+    // the gather and store passes (run_in_place).
     TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int row_multiple,
-               int col_multiple);
+               int col_multiple, bool in_place = false);
 
     const TileLayout& layout() const { return layout_; }
     TileScratch make_scratch() const;
@@ -114,6 +120,10 @@ private:
         bool boundary;         // some window of the tile reaches into the padding
     };
     Box box_of(int64_t index) const;
+    // Convolution of an interior tile of whole row and column multiples, read from the frame
+    // and written to the output in place; the finite check is done on the outputs.
+    bool run_in_place(const float* frame, float* out_frame, const Box& b, Numerator& numerator,
+                      int thread) const;
     // Calls f(dst_row, src_or_null, lead, n) for every row of the tile's input box: the row's
     // real values are src[0..n) and belong at dst_row[lead..lead+n); null src: no real values.
     template <class F>
@@ -126,6 +136,7 @@ private:
     Problem p_;
     const KernelSet& ks_;
     int row_multiple_, col_multiple_;
+    bool in_place_;
     TileLayout layout_;
 };
 

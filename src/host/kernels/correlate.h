@@ -79,7 +79,7 @@ FLCC_INLINE void tail_steps(const float* in, int64_t is, const float* taps, int 
 // One R x kBlockCols block of outputs. Needs th >= R.
 template <int TH, int TW, int R>
 FLCC_INLINE void correlate_block(const float* in, int64_t is, const float* taps, int th_rt,
-                                 int tw_rt, float* out, int64_t os, bool accumulate)
+                                 int tw_rt, float* out, int64_t os, bool accumulate, vf& bad)
 {
     constexpr int V = kBlockVectors;
     const int th = TH > 0 ? TH : th_rt;
@@ -98,13 +98,17 @@ FLCC_INLINE void correlate_block(const float* in, int64_t is, const float* taps,
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) storeu(out + r * os + v * kFloats, acc[r][v]);
+        for (int v = 0; v < V; ++v) {
+            storeu(out + r * os + v * kFloats, acc[r][v]);
+            bad += acc[r][v] - acc[r][v];   // 0 for finite values, NaN otherwise
+        }
 }
 
 template <int TH, int TW, int R>
-void correlate_rows(const float* in, int64_t is, const float* taps, int th, int tw, float* out,
+bool correlate_rows(const float* in, int64_t is, const float* taps, int th, int tw, float* out,
                     int64_t os, int64_t rows, int64_t cols, bool accumulate)
 {
+    vf bad{};
     for (int64_t y = 0; y < rows; y += R)
         for (int64_t x = 0; x < cols; x += kBlockCols) {
             // Hide the taps pointer and the stride from the optimiser per block: otherwise it
@@ -113,8 +117,11 @@ void correlate_rows(const float* in, int64_t is, const float* taps, int th, int 
             int64_t stride = is;
             __asm__("" : "+r"(t), "+r"(stride));
             correlate_block<TH, TW, R>(in + y * is + x, stride, t, th, tw, out + y * os + x, os,
-                                       accumulate);
+                                       accumulate, bad);
         }
+    float b = 0;
+    for (int k = 0; k < kFloats; ++k) b += bad[k];
+    return b == 0;
 }
 
 // Rows per block for a template of th rows: the largest of 4, 2, 1 not above th.
@@ -122,22 +129,21 @@ constexpr int rows_for(int th) { return th >= 4 ? 4 : th >= 2 ? 2 : 1; }
 
 // Specialised kernel for an N x N template.
 template <int N>
-void correlate_square(const float* in, int64_t is, const float* taps, int, int, float* out,
+bool correlate_square(const float* in, int64_t is, const float* taps, int, int, float* out,
                       int64_t os, int64_t rows, int64_t cols, bool accumulate)
 {
-    correlate_rows<N, N, rows_for(N)>(in, is, taps, N, N, out, os, rows, cols, accumulate);
+    return correlate_rows<N, N, rows_for(N)>(in, is, taps, N, N, out, os, rows, cols, accumulate);
 }
 
 // Generic kernel for any template extent.
-inline void correlate_generic(const float* in, int64_t is, const float* taps, int th, int tw,
+inline bool correlate_generic(const float* in, int64_t is, const float* taps, int th, int tw,
                               float* out, int64_t os, int64_t rows, int64_t cols, bool accumulate)
 {
     if (th >= 4)
-        correlate_rows<0, 0, 4>(in, is, taps, th, tw, out, os, rows, cols, accumulate);
-    else if (th >= 2)
-        correlate_rows<0, 0, 2>(in, is, taps, th, tw, out, os, rows, cols, accumulate);
-    else
-        correlate_rows<0, 0, 1>(in, is, taps, th, tw, out, os, rows, cols, accumulate);
+        return correlate_rows<0, 0, 4>(in, is, taps, th, tw, out, os, rows, cols, accumulate);
+    if (th >= 2)
+        return correlate_rows<0, 0, 2>(in, is, taps, th, tw, out, os, rows, cols, accumulate);
+    return correlate_rows<0, 0, 1>(in, is, taps, th, tw, out, os, rows, cols, accumulate);
 }
 
 }  // namespace flcc::host::FLCC_ISA_NS

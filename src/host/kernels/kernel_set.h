@@ -12,8 +12,9 @@ namespace flcc::host {
 //   out[y*os + x] (+)= sum_{i<th, j<tw} in[(y+i)*is + x + j] * taps[i*tw + j]
 // for y < rows, x < cols. rows must be a multiple of KernelSet::row_multiple and cols of
 // KernelSet::block_cols; the input must hold rows+th-1 rows of cols+tw-1 readable floats.
-// Specialised kernels ignore th/tw (they are compiled in).
-using CorrelateFn = void (*)(const float* in, int64_t is, const float* taps, int th, int tw,
+// Specialised kernels ignore th/tw (they are compiled in). Returns whether every value it
+// stored is finite (checked on the accumulators in registers, almost free).
+using CorrelateFn = bool (*)(const float* in, int64_t is, const float* taps, int th, int tw,
                              float* out, int64_t os, int64_t rows, int64_t cols, bool accumulate);
 
 // Statistics of the real (non-padding) image values gathered into a tile.
@@ -75,6 +76,8 @@ struct KernelSet {
     void (*copy_centre)(float* dst, const float* src, int64_t n, float c, TileStats& st);
     // dst = (src - c) * scale, computed in double and rounded to float.
     void (*copy_scaled)(float* dst, const float* src, int64_t n, double c, double scale);
+    // Whether all n values are finite.
+    bool (*all_finite)(const float* p, int64_t n);
     // Sum of n values in double; clears `integral` when some value is not an integer.
     double (*sum)(const float* src, int64_t n, bool& integral);
     // z = sum over t0 consecutive planes of x (z1) and x^2 (z2), planes of rows x cols floats

@@ -161,6 +161,18 @@ FLCC_INLINE vd lane_prefix(vd v)
     return v;
 }
 
+// Whether any lane of the comparison mask m (lanes 0 or -1) is set.
+FLCC_INLINE bool any_lane(vl m)
+{
+#if FLCC_VECTOR_BYTES == 64
+    return _mm512_test_epi64_mask((__m512i)m, (__m512i)m) != 0;
+#elif FLCC_VECTOR_BYTES == 32
+    return !_mm256_testz_si256((__m256i)m, (__m256i)m);
+#else
+    return _mm_movemask_pd((__m128d)m) != 0;
+#endif
+}
+
 // The last lane of v, broadcast.
 FLCC_INLINE vd last_lane(vd v) { return splat(v[kDoubles - 1]); }
 

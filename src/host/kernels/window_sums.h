@@ -73,6 +73,18 @@ inline float recomputed(const LccPlaneArgs& a, int64_t r, int64_t c)
     return d > 0 ? float(num / std::sqrt(d)) : 0.0f;
 }
 
+// rr with the lanes flagged in far0 (outputs c .. c+kDoubles-1) and far1 (the next kDoubles)
+// recomputed from the image. Out of line: the caller's vectors then stay in registers.
+__attribute__((noinline)) inline vf recompute_far(const LccPlaneArgs& a, int64_t r, int64_t c,
+                                                  vf rr, vl far0, vl far1)
+{
+    for (int k = 0; k < kFloats; ++k) {
+        const int64_t far = k < kDoubles ? far0[k] : far1[k - kDoubles];
+        if (far != 0 && c + k < a.cols) rr[k] = recomputed(a, r, c + k);
+    }
+    return rr;
+}
+
 // One running step of the column sums followed by their prefix scan, in a single pass:
 // V += row `add` - row `sub` (sub: a row of zeros when nothing is removed),
 // Q[c+1] = V[0] + ... + V[c].
@@ -152,15 +164,15 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
     const vd k2 = splat(kRecentre * kRecentre), small = splat(exact ? 0.0 : a.small_s2);
     const bool transform = a.tile_m2 > 0;
     const vd energy = splat(a.n * a.tile_m2), k2_transform = splat(2.0);
-    const auto variance = [&](int64_t c, vd& d, vd& far) {
+    const auto variance = [&](int64_t c, vd& d, vl& far) {
         const vd s1 = loadu(a.q1 + c + a.t2) - loadu(a.q1 + c);
         const vd s2 = loadu(a.q2 + c + a.t2) - loadu(a.q2 + c);
         const vd p1 = n * s2;
         const vd dn = fmadd(-s1, s1, p1);
         const vd limit = exact ? vd{} : tau + rel * p1;
         d = dn > limit ? dn * inv_n : vd{};
-        const auto ill = transform ? energy > k2_transform * dn : s1 * s1 > k2 * dn;
-        far = (dn > limit && ill) || (dn <= limit && s2 > 0 && s2 < small) ? splat(1.0) : vd{};
+        const vl ill = transform ? energy > k2_transform * dn : s1 * s1 > k2 * dn;
+        far = ((dn > limit) & ill) | ((dn <= limit) & (s2 > 0) & (s2 < small));
     };
 
     const int64_t whole = a.cols / kFloats * kFloats;
@@ -169,7 +181,8 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
         const float* num = a.num + r * a.num_row;
         float* out = a.out + r * a.out_row;
         for (int64_t c = 0; c < a.cols; c += kFloats) {
-            vd d0, d1, f0, f1;
+            vd d0, d1;
+            vl f0, f1;
             variance(c, d0, f0);
             variance(c + kDoubles, d1, f1);
             // D fits float: tiles are scaled so their magnitude is within 2^-40 .. 2^40.
@@ -177,12 +190,8 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
             const vf ok = d >= tiny ? one : zero;
             const vf safe = d >= tiny ? d : one;
             vf rr = loadu(num + c) * vrsqrt(safe) * ok;
-            if (a.taps != nullptr) {
-                for (int k = 0; k < kFloats; ++k) {
-                    const double far = k < kDoubles ? f0[k] : f1[k - kDoubles];
-                    if (far != 0 && c + k < a.cols) rr[k] = recomputed(a, r, c + k);
-                }
-            }
+            if (a.taps != nullptr && any_lane(f0 | f1))   // rare: lanes looked at only then
+                rr = recompute_far(a, r, c, rr, f0, f1);
             rr = vmin(vmax(rr, -one), one);
             if (c < whole)
                 storeu(out + c, rr);
