@@ -166,11 +166,18 @@ bool run_cell(const Args& a, const Cell& c, const std::string& machine)
     }
     flcc_destroy(measured);
 
-    // 2. the cost model's pick
+    // 2. the cost model's pick. The wisdom MEASURE gathered (FFTW's plans included) is put
+    //    back afterwards: the forced plans below then reuse FFTW's measured plans, as the
+    //    planner's own executors did, instead of measuring every transform again.
+    char* measured_wisdom = nullptr;
+    r = flcc_wisdom_export(&measured_wisdom);
+    if (r != FLCC_SUCCESS) return fail("wisdom export", r);
     flcc_wisdom_forget();
     o = options(a, FLCC_ESTIMATE, nullptr);
     flcc_plan estimated = nullptr;
     r = flcc_plan_create(&estimated, op, a.dim, c.image, c.templ, &o);
+    if (r == FLCC_SUCCESS) r = flcc_wisdom_import(measured_wisdom);
+    flcc_free(measured_wisdom);
     if (r != FLCC_SUCCESS) return fail("ESTIMATE planning", r);
     const std::string pick_est = flcc_plan_method(estimated);
     flcc_destroy(estimated);

@@ -6,7 +6,8 @@
 #   bench/run_cpu.sh                 # everything: under 20 minutes on a 2-core machine
 #   bench/run_cpu.sh --quick         # seconds per experiment, small sizes, outputs checked
 #                                    # against FLCC; what CI runs so the benchmark code cannot rot
-#   bench/run_cpu.sh --only a,e      # some experiments (a b c d e)
+#   bench/run_cpu.sh --only a,e      # some experiments (a b c d e t; t: the CPU targets in
+#                                    # alternating rounds, bench/experiments/t_cpu_targets.py)
 #   bench/run_cpu.sh --threads 4     # CPU threads for FLCC and the peers (default: all)
 #   bench/run_cpu.sh --full-map      # the planner map (e) at every template size: 580 cells,
 #                                    # about 25 minutes instead of 6 (default grid: 204 cells)
@@ -23,7 +24,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 quick=0
-only="a,b,d,e,c"
+only="a,b,d,e,t,c"
 threads=0
 full_map=0
 while [ $# -gt 0 ]; do
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
         --only) only="$2"; shift ;;
         --threads) threads="$2"; shift ;;
         --full-map) full_map=1 ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "run_cpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -102,9 +103,10 @@ else
 fi
 export FLCC_BENCH_TAG="$(basename "$results")"
 
-declare -A script=([a]=a_template_sweep [b]=b_size_sweep [c]=c_cpu_vs_gpu [d]=d_threads [e]=e_planner_map)
+declare -A script=([a]=a_template_sweep [b]=b_size_sweep [c]=c_cpu_vs_gpu [d]=d_threads [e]=e_planner_map
+                   [t]=t_cpu_targets)
 for x in ${only//,/ }; do
-    [ -n "${script[$x]:-}" ] || { echo "run_cpu.sh: no experiment '$x' (a b c d e)" >&2; exit 2; }
+    [ -n "${script[$x]:-}" ] || { echo "run_cpu.sh: no experiment '$x' (a b c d e t)" >&2; exit 2; }
     say "experiment ($x) ${script[$x]}"
     extra=()
     [ "$x" = e ] && [ "$full_map" = 1 ] && extra=(--full-grid)

@@ -138,10 +138,11 @@ class Recorder:
         if not append:
             open(path, "w").close()
 
-    def run(self, cmd, soft=False):
-        """Runs cmd and records its JSON lines. A failure (non-zero exit, no output) stops the
-        experiment, unless soft: then it is counted (self.failures) and reported, and the
-        experiment goes on (GPU runs: FLCC's device solvers may not exist yet)."""
+    def run(self, cmd, soft=False, tags=None):
+        """Runs cmd and records its JSON lines (with the fields of `tags` added). A failure
+        (non-zero exit, no output) stops the experiment, unless soft: then it is counted
+        (self.failures) and reported, and the experiment goes on (GPU runs: FLCC's device
+        solvers may not exist yet)."""
         log(" ".join(os.path.relpath(c, REPO) if c.startswith(REPO) else c for c in cmd))
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if proc.stderr:
@@ -163,6 +164,7 @@ class Recorder:
             except ValueError:
                 sys.exit(f"FAILED: not a JSON line from {cmd[0]}: {line[:200]}")
             rec["experiment"] = self.experiment
+            rec.update(tags or {})
             recs.append(rec)
         with open(self.path, "a") as f:
             for r in recs:
@@ -407,8 +409,11 @@ def sweep_config(args):
     check = find_libflcc(find_flcc_bench(args.flcc_bench)) if q else None
     if q and not check:
         log("warning: no libflcc.so beside flcc-bench; peers' outputs are not checked")
+    # Every-solver runs (--method all) take 3 repeats: they outline the families, while the
+    # planner's pick and the peers, which the ratios compare, take 5.
     return dict(repeats=2 if q else 5, stream_repeats=1 if q else 2, peer_stream_repeats=1,
-                frames=3 if q else 10, threads=args.threads, check=check, platform="host")
+                all_repeats=2 if q else 3, all_stream_repeats=1, frames=3 if q else 10,
+                threads=args.threads, check=check, platform="host")
 
 
 def run_problem(rec, flcc_bench, op, region, images, templates, type_, cfg, every_solver=True,
@@ -427,7 +432,8 @@ def run_problem(rec, flcc_bench, op, region, images, templates, type_, cfg, ever
     reps = cfg["stream_repeats"] if stream else cfg["repeats"]
     device = cfg.get("platform") == "device"
     for method in (("all", "auto") if every_solver else ("auto",)) if flcc_bench else ():
-        rec.run(flcc_cmd(flcc_bench, op, images, templates, region, type_, frames, method, reps,
+        n = reps if method == "auto" else cfg.get("all_stream_repeats" if stream else "all_repeats", reps)
+        rec.run(flcc_cmd(flcc_bench, op, images, templates, region, type_, frames, method, n,
                          1, cfg["threads"], "device" if device else "host"), soft=device)
     if not flcc_bench:
         rec.failures += 1
