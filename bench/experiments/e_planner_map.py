@@ -3,9 +3,9 @@
 
   2D: templates 2..32 x images 32..4096 (powers of two)   3D: templates 2..8 x images 8..256
   ops: LCC and convolution, full region (FLCC's default), SINGLE, all threads.
-  Default grid: templates 2, 3, 4, 6, 8, 12, 16, 24, 32 (3D: 2, 3, 4, 6, 8), about 6 minutes on
-  2 cores, so that the whole CPU run stays under 20; --full-grid: every template size
-  (580 cells, about 25 minutes).
+  Default grid: templates 2, 4, 8, 16, 32 x images 32..2048 (3D: 2, 4, 8 x 8..128), 100 cells,
+  about 4 minutes on 2 cores, so that the whole CPU run stays under 20; --full-grid: every
+  template size and the largest images too (580 cells, about 30 minutes).
 
 For each cell, flcc-planner-map (bench/planner_map.cpp) records the planner's pick (MEASURE),
 the cost model's pick (ESTIMATE), every candidate's time as the planner measured it, and every
@@ -23,7 +23,7 @@ NAME = "e_planner_map"
 
 IMAGES_2D, IMAGES_3D = "32,64,128,256,512,1024,2048,4096", "8,16,32,64,128,256"
 FULL = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
-        ((2, IMAGES_2D, "2,3,4,6,8,12,16,24,32"), (3, IMAGES_3D, "2,3,4,6,8"))]
+        ((2, "32,64,128,256,512,1024,2048", "2,4,8,16,32"), (3, "8,16,32,64,128", "2,4,8"))]
 FULL_GRID = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
              ((2, IMAGES_2D, "2-32"), (3, IMAGES_3D, "2-8"))]
 QUICK = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls in
