@@ -79,7 +79,11 @@ public:
         params_.taps = taps_.as<float>();
         params_.tap_sum = reinterpret_cast<const double*>(taps_.as<char>() + taps_bytes_);
         // Defined taps even before a template (a refused first device template leaves them).
-        if (t == FLCC_SUCCESS) FLCC_CUDA_TRY(cudaMemset(taps_.as<char>(), 0, bytes));
+        // On the plan's stream: a plain cudaMemset goes to the legacy stream, which the plan's
+        // non-blocking streams do not wait for, so it could land after the first template's
+        // upload and zero it (seen once as an all-zero output).
+        if (t == FLCC_SUCCESS)
+            FLCC_CUDA_TRY(cudaMemsetAsync(taps_.as<char>(), 0, bytes, work_stream()));
         return t;
     }
 

@@ -259,6 +259,9 @@ private:
             return r;
         FLCC_CUDA_TRY(cudaMemcpy(g.d_tiles.as<FftTile>(), g.tiles.data(), sizeof(FftTile) * size_t(nt),
                                  cudaMemcpyHostToDevice));
+        // From pageable memory cudaMemcpy may return before its DMA ends, on the legacy stream
+        // that the plan's non-blocking streams do not wait for: finish it here.
+        FLCC_CUDA_TRY(cudaStreamSynchronize(cudaStreamLegacy));
         if (lcorr && p_.dim == 2) {
             // row_sums keeps a row's prefix (2 x (wx + 1) doubles) per warp in shared memory: as
             // many warps as fit the default 48 KB, at least one (raising the limit if need be).

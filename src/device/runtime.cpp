@@ -76,7 +76,11 @@ bool copy_to_host(void* dst, const void* src, size_t bytes)
 
 bool copy_to_device(void* dst, const void* src, size_t bytes)
 {
-    if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess) return true;
+    // From pageable memory cudaMemcpy may return before its DMA ends, on the legacy stream that
+    // the plans' non-blocking streams do not wait for: the copy is complete on return.
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess &&
+        cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess)
+        return true;
     cudaGetLastError();
     return false;
 }
