@@ -1,5 +1,7 @@
 #include "host/tile_runner.h"
 
+#include "plan/template.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -205,11 +207,12 @@ bool TileRunner::run_in_place(const float* frame, float* out_frame, const Box& b
     const bool outputs_finite = numerator.compute(v, thread);
     // Every value of the input box reaches some output of the tile (with some tap), and a
     // non-finite term makes an IEEE sum non-finite: finite outputs prove a finite box. A
-    // non-finite output may also be an overflow of finite data, so the box decides then.
+    // non-finite output may also be an overflow of finite data, so the box decides then
+    // (rare: a plain scan will do).
     if (outputs_finite || !p_.check_finite) return true;
     for (int64_t q = 0; q < b.real[0] + p_.templ[0] - 1; ++q)
         for (int64_t r = 0; r < b.real[1] + p_.templ[1] - 1; ++r)
-            if (!ks_.all_finite(v.x + q * in_plane + r * in_row, b.real[2] + p_.templ[2] - 1))
+            if (!all_finite(v.x + q * in_plane + r * in_row, b.real[2] + p_.templ[2] - 1))
                 return false;
     return true;
 }

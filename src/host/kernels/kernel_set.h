@@ -76,8 +76,6 @@ struct KernelSet {
     void (*copy_centre)(float* dst, const float* src, int64_t n, float c, TileStats& st);
     // dst = (src - c) * scale, computed in double and rounded to float.
     void (*copy_scaled)(float* dst, const float* src, int64_t n, double c, double scale);
-    // Whether all n values are finite.
-    bool (*all_finite)(const float* p, int64_t n);
     // Sum of n values in double; clears `integral` when some value is not an integer.
     double (*sum)(const float* src, int64_t n, bool& integral);
     // z = sum over t0 consecutive planes of x (z1) and x^2 (z2), planes of rows x cols floats

@@ -27,7 +27,6 @@ inline KernelSet make_kernel_set(const char* isa)
     k.generic = &correlate_generic;
     k.copy_centre = &copy_centre;
     k.copy_scaled = &copy_scaled;
-    k.all_finite = &all_finite;
     k.sum = &sum;
     k.plane_sums_init = &plane_sums_init;
     k.plane_sums_advance = &plane_sums_advance;

@@ -57,30 +57,6 @@ inline void copy_centre(float* dst, const float* src, int64_t n, float c, TileSt
     st.count += n;
 }
 
-// Whether every one of n values is finite (x - x is 0 for finite x, NaN otherwise).
-inline bool all_finite(const float* p, int64_t n)
-{
-    vf bad{}, bad1{}, bad2{}, bad3{};   // four chains: one would wait on the adder's latency
-    int64_t i = 0;
-    for (; i + 4 * kFloats <= n; i += 4 * kFloats) {
-        const vf v0 = loadu(p + i), v1 = loadu(p + i + kFloats);
-        const vf v2 = loadu(p + i + 2 * kFloats), v3 = loadu(p + i + 3 * kFloats);
-        bad += v0 - v0;
-        bad1 += v1 - v1;
-        bad2 += v2 - v2;
-        bad3 += v3 - v3;
-    }
-    for (; i + kFloats <= n; i += kFloats) {
-        const vf v = loadu(p + i);
-        bad += v - v;
-    }
-    bad += (bad1 + bad2) + bad3;
-    float b = 0;
-    for (int k = 0; k < kFloats; ++k) b += bad[k];
-    for (; i < n; ++i) b += p[i] - p[i];
-    return b == 0;
-}
-
 // dst = (src - c) * scale in double, rounded to float (tiles of extreme magnitude).
 inline void copy_scaled(float* dst, const float* src, int64_t n, double c, double scale)
 {
