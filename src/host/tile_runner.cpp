@@ -4,27 +4,49 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include <sys/mman.h>
+
 namespace flcc::host {
+
+namespace {
+constexpr size_t kArrayAlign = 64;
+constexpr size_t kMapAtLeast = size_t(1) << 18;   // bytes; below, calloc's zeroing is cheap
+}  // namespace
 
 template <class T>
 AlignedArray<T>::AlignedArray(int64_t n) : n_(n)
 {
     if (n <= 0) return;
-    const size_t bytes = (static_cast<size_t>(n) * sizeof(T) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    std::memset(p, 0, bytes);
-    p_.reset(static_cast<T*>(p));
+    // Whole 64-byte blocks (vector loops may read to the end of the last one).
+    const size_t bytes = (static_cast<size_t>(n) * sizeof(T) + kArrayAlign - 1) / kArrayAlign *
+                         kArrayAlign;
+    if (bytes >= kMapAtLeast) {
+        void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                           -1, 0);
+        if (block == MAP_FAILED) throw std::bad_alloc();
+        block_ = std::unique_ptr<void, Free>(block, Free{bytes});   // page-aligned
+        p_ = static_cast<T*>(block);
+        return;
+    }
+    void* block = std::calloc(1, bytes + kArrayAlign);
+    if (block == nullptr) throw std::bad_alloc();
+    block_.reset(block);
+    const auto address = reinterpret_cast<std::uintptr_t>(block);
+    p_ = reinterpret_cast<T*>((address + kArrayAlign - 1) / kArrayAlign * kArrayAlign);
 }
 
 template <class T>
-void AlignedArray<T>::Free::operator()(T* p) const
+void AlignedArray<T>::Free::operator()(void* block) const
 {
-    std::free(p);
+    if (mapped_bytes != 0)
+        munmap(block, mapped_bytes);
+    else
+        std::free(block);
 }
 
 template class AlignedArray<float>;

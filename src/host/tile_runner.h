@@ -15,21 +15,43 @@
 
 namespace flcc::host {
 
-// 64-byte aligned, zero-initialised array.
+// 64-byte aligned, zero-initialised array. Large arrays are fresh pages mapped from the kernel
+// (zero already, paid for when first touched), small ones come from calloc: a plan's buffers
+// (megabytes per thread for the Fourier tiles) are not written at plan time, so a plan found in
+// wisdom is made quickly. (calloc alone writes its zeros whenever malloc reuses freed memory,
+// as it does for a program that makes plan after plan.)
 template <class T>
 class AlignedArray {
 public:
     AlignedArray() = default;
     explicit AlignedArray(int64_t n);
-    T* data() { return p_.get(); }
-    const T* data() const { return p_.get(); }
+    AlignedArray(AlignedArray&& o) noexcept
+        : block_(std::move(o.block_)), p_(o.p_), n_(o.n_)
+    {
+        o.p_ = nullptr;
+        o.n_ = 0;
+    }
+    AlignedArray& operator=(AlignedArray&& o) noexcept
+    {
+        block_ = std::move(o.block_);
+        p_ = o.p_;
+        n_ = o.n_;
+        o.p_ = nullptr;
+        o.n_ = 0;
+        return *this;
+    }
+    ~AlignedArray() = default;
+    T* data() { return p_; }
+    const T* data() const { return p_; }
     int64_t size() const { return n_; }
 
 private:
     struct Free {
-        void operator()(T* p) const;
+        size_t mapped_bytes = 0;   // 0: the block is from calloc
+        void operator()(void* block) const;
     };
-    std::unique_ptr<T, Free> p_;
+    std::unique_ptr<void, Free> block_;
+    T* p_ = nullptr;                      // the first 64-byte boundary in it
     int64_t n_ = 0;
 };
 
