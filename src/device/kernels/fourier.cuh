@@ -264,7 +264,7 @@ __global__ void column_sums_finalise(FftGroupParams g)
         const double dn = fma(-s1, s1, p1);
         const double limit = m.exact ? 0.0 : m.tau + 4 * 0x1p-53 * p1;
         const float d = dn > limit ? float(dn * inv_n) : 0.f;
-        float v = d >= FLT_MIN ? num[int64_t(r) * g.F[2]] * rsqrtf(d) : 0.f;
+        float v = d >= FLT_MIN ? num[int64_t(r) * g.F[2]] * rsqrt_normal(d) : 0.f;
         // An FFT numerator's error per output is about u log2(N) times the tile's RMS, whatever
         // the window: recompute where m^2 (m bounds the RMS) exceeds 2 D = 2 dn / n, i.e. where
         // that error could approach 1e-5.
@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
         const double dn = fma(-s1, s1, p1);
         const double limit = m.exact ? 0.0 : m.tau + 4 * 0x1p-53 * p1;
         const float d = dn > limit ? float(dn * inv_n) : 0.f;
-        float v = d >= FLT_MIN ? num[q * plane] * rsqrtf(d) : 0.f;
+        float v = d >= FLT_MIN ? num[q * plane] * rsqrt_normal(d) : 0.f;
         // As in column_sums_finalise: recompute where the FFT numerator's error could matter.
         if ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small)) {
             const Window w{{tile.origin[0] + q - g.P[0], tile.origin[1] + r - g.P[1], tile.origin[2] + c - g.P[2]},

@@ -231,6 +231,15 @@ __device__ inline void plane_sums(const float* x, int q, int T0, int plane, doub
     }
 }
 
+// 1/sqrt(d) for a normal d (rsqrtf's own scaling of subnormal arguments costs four
+// instructions per output; the callers have ruled them out).
+__device__ inline float rsqrt_normal(float d)
+{
+    float r;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+    return r;
+}
+
 // One output from its window sums: the guard, r = N * rsqrt(D), the clamp; `redo` says the
 // window must be recomputed (see Window).
 __device__ inline float coefficient(float num, double s1, double s2, const TileMode& t, double n,
@@ -240,69 +249,75 @@ __device__ inline float coefficient(float num, double s1, double s2, const TileM
     const double dn = fma(-s1, s1, p1);
     const double limit = t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
     const float d = dn > limit ? float(dn * inv_n) : 0.f;
-    const float v = d >= FLT_MIN ? num * rsqrtf(d) : 0.f;
+    const float v = d >= FLT_MIN ? num * rsqrt_normal(d) : 0.f;
     redo = (dn > limit && s1 * s1 > 1024.0 * dn) || (dn <= limit && s2 > 0 && s2 < t.small);
     return fminf(fmaxf(v, -1.f), 1.f);
 }
 
 // Small 2D templates (T1, T2 <= 8): each thread forms its own outputs' window sums straight
-// from the centred box x (row stride xs) in registers, with no shared arrays: the first window
-// in full, then running down the rows. Reads up to RX + T2 - 2 columns past x0, within the
-// block's box row; values past `cols` only feed outputs that are not stored. Same guard, store
-// and recomputes as finalise below.
+// from the centred box x (row stride xs, a multiple of 4; x0 too) in registers, with no shared
+// arrays. Column sums over T1 rows come first, for the RX + T2 - 1 columns the thread's windows
+// cover, running down the rows (each value is widened to double once per use: float-to-double
+// conversions are a slow pipe); each output row then adds T2 of them per window. Reads whole
+// float4s, up to round4(RX + T2 - 1) columns from x0, within the block's box row; values past
+// `cols` only feed outputs that are not stored. Every sum has at most T1 + 2 (RY - 1) terms down
+// and T2 across, within the rounding bound of guard_factor (src/device/zones.cpp), which
+// assumes running sums over the whole tile. Same guard, store and recomputes as finalise below.
 template <int RY, int RX, int T1, int T2>
 __device__ inline void finalise_small(const float (&acc)[RY][RX], const float* x, int xs, int y0, int x0,
                                       int rows, int cols, const TileMode& t, double n, float* orow,
                                       int64_t ostride, Window win, const float* image, const float* taps)
 {
     static_assert(RY * RX <= 32, "one bit per output of a thread");
+    static_assert(RX % 4 == 0, "float4 loads from x0");
+    constexpr int W = RX + T2 - 1, W4 = (W + 3) / 4 * 4;
     const double inv_n = 1.0 / n;
-    // The T2-column sums of box row i for the thread's RX columns. Each value is widened to
-    // double once per row (float-to-double conversions, not the additions, bound this path).
-    const auto row_sums = [&](int i, double (&h1)[RX], double (&h2)[RX]) {
-        double v[RX + T2 - 1];
+    const auto load_row = [&](int i, float (&v)[W4]) {
+        const float4* src = reinterpret_cast<const float4*>(x + (y0 + i) * xs + x0);
 #pragma unroll
-        for (int j = 0; j < RX + T2 - 1; ++j) v[j] = x[(y0 + i) * xs + x0 + j];
-#pragma unroll
-        for (int c = 0; c < RX; ++c) {
-            h1[c] = h2[c] = 0;
-#pragma unroll
-            for (int j = 0; j < T2; ++j) {
-                h1[c] += v[c + j];
-                h2[c] = fma(v[c + j], v[c + j], h2[c]);
-            }
+        for (int j = 0; j < W4 / 4; ++j) {
+            const float4 q = src[j];
+            v[4 * j] = q.x, v[4 * j + 1] = q.y, v[4 * j + 2] = q.z, v[4 * j + 3] = q.w;
         }
     };
-    unsigned redo = 0;
-    double s1[RX], s2[RX];
+    double c1[W], c2[W];   // column sums of x and x^2 over the window rows of output row r
 #pragma unroll
-    for (int c = 0; c < RX; ++c) s1[c] = s2[c] = 0;
+    for (int j = 0; j < W; ++j) c1[j] = c2[j] = 0;
     // Rolled: unrolled, the compiler hoists every load of the window at once.
 #pragma unroll 1
     for (int i = 0; i < T1; ++i) {
-        double h1[RX], h2[RX];
-        row_sums(i, h1, h2);
+        float v[W4];
+        load_row(i, v);
 #pragma unroll
-        for (int c = 0; c < RX; ++c) s1[c] += h1[c], s2[c] += h2[c];
+        for (int j = 0; j < W; ++j) {
+            const double d = v[j];
+            c1[j] += d;
+            c2[j] = fma(d, d, c2[j]);
+        }
     }
+    unsigned redo = 0;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
         if (y0 + r >= rows) break;
         if (r > 0) {   // row r + T1 - 1 enters, r - 1 leaves
-            double h1[RX], h2[RX], g1[RX], g2[RX];
-            row_sums(r + T1 - 1, h1, h2);
-            row_sums(r - 1, g1, g2);
+            float come[W4], gone[W4];
+            load_row(r + T1 - 1, come);
+            load_row(r - 1, gone);
 #pragma unroll
-            for (int c = 0; c < RX; ++c) {
-                s1[c] = (s1[c] + h1[c]) - g1[c];
-                s2[c] = (s2[c] + h2[c]) - g2[c];
+            for (int j = 0; j < W; ++j) {
+                const double a = come[j], b = gone[j];
+                c1[j] = (c1[j] + a) - b;
+                c2[j] = fma(-b, b, fma(a, a, c2[j]));
             }
         }
 #pragma unroll
         for (int c = 0; c < RX; ++c) {
             if (x0 + c >= cols) break;
+            double s1 = c1[c], s2 = c2[c];
+#pragma unroll
+            for (int j = 1; j < T2; ++j) s1 += c1[c + j], s2 += c2[c + j];
             bool again;
-            orow[int64_t(y0 + r) * ostride + x0 + c] = coefficient(acc[r][c], s1[c], s2[c], t, n, inv_n, again);
+            orow[int64_t(y0 + r) * ostride + x0 + c] = coefficient(acc[r][c], s1, s2, t, n, inv_n, again);
             if (again) redo |= 1u << (r * RX + c);
         }
     }
