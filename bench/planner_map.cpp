@@ -9,8 +9,9 @@
 //      the planner's budget),
 //   2. plans with FLCC_ESTIMATE (the cost model's pick, without timing),
 //   3. times every candidate again, independently of the planner, by forcing it by name: all
-//      candidates are executed round-robin (one run of each per round) so that they share the
-//      machine's noise; the per-candidate time is the median over --repeats rounds.
+//      candidates are executed round-robin (one run of each per round, each round starting
+//      with the next candidate) so that they share the machine's noise; the per-candidate time
+//      is the median over --repeats rounds.
 // The regret of a pick is its independent time over the best candidate's independent time: the
 // planner's own measurements cannot judge the planner. A candidate whose warm-up run takes more
 // than --cutoff times the best warm-up (after a second try) and more than 50 ms is not repeated:
@@ -223,8 +224,13 @@ bool run_cell(const Args& a, const Cell& c, const std::string& machine)
     // Cutting off saves time only on slow candidates; short ones are always repeated, so a
     // noisy warm-up cannot disqualify a fast solver.
     auto cut = [&](const Candidate& k) { return k.warm_s > a.cutoff * best_warm && k.warm_s > 0.05; };
+    // Each round starts with the next candidate: in a fixed order the first one always ran
+    // right after the last (often the slowest, whose data had just displaced everyone's from the
+    // caches), which made the planner's usual pick look up to 1.8x slower than it is at small
+    // sizes.
     for (int rep = 0; ok && rep < reps; ++rep)
-        for (auto& k : cands) {
+        for (size_t j = 0; j < cands.size(); ++j) {
+            auto& k = cands[(j + size_t(rep)) % cands.size()];
             if (cut(k)) continue;
             const double t = exec(k.plan, rep);
             if (t < 0) { ok = fail(("executing " + k.name).c_str(), FLCC_EXEC_FAILED); break; }

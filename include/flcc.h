@@ -180,7 +180,9 @@ FLCC_API flcc_result flcc_plan_output_size(flcc_plan plan, flcc_size *out);
 FLCC_API int flcc_plan_candidate_count(flcc_plan plan);
 
 /** The i-th candidate's solver name and its measured (MEASURE) or estimated (ESTIMATE) time per
- *  frame in seconds. A candidate skipped by the planner's time budget reports a negative time. */
+ *  frame in seconds. A candidate skipped by the planner's time budget reports a negative time.
+ *  MEASURE times the close contenders again in alternation before it decides; they report
+ *  those times, and the plan's method is the candidate with the lowest time. */
 FLCC_API flcc_result flcc_plan_candidate(flcc_plan plan, int index, const char **name,
                                          double *seconds);
 

@@ -1,6 +1,7 @@
 // A persistent pool of worker threads, created once per executor and reused for every frame:
 // execute never creates threads. parallel_for hands out task indices through an atomic counter,
-// and the calling thread works too, so a pool of n threads starts n - 1 workers.
+// and the calling thread works too, so a pool of n threads starts n - 1 workers. The caller
+// waits only for workers that joined a job, not for those still waking up when it is done.
 #pragma once
 
 #include <atomic>
@@ -36,7 +37,8 @@ private:
     const std::function<void(int64_t, int)>* job_ = nullptr;
     int64_t tasks_ = 0;
     std::atomic<int64_t> next_{0};
-    int busy_ = 0;              // workers still inside the current job
+    bool open_ = false;         // the current job may still be joined
+    int active_ = 0;            // workers that joined the current job and are still in it
     uint64_t generation_ = 0;   // bumped per job, so each worker joins each job once
     bool stop_ = false;
 };
