@@ -105,7 +105,6 @@ template <class C, bool LCORR>
 __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const TileParams p)
 {
     constexpr int RY = C::RY, RX = C::RX, OTY = C::OTY, OTX = C::OTX;
-    constexpr int kWarps = (C::threads + 31) / 32;
     const int T0 = C::T0 > 0 ? C::T0 : p.T[0];
     const int T1 = C::T1 > 0 ? C::T1 : p.T[1];
     const int T2 = C::T2 > 0 ? C::T2 : p.T[2];
@@ -124,7 +123,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
     const detail::TileOf tile = detail::locate(p, blockIdx.x, C::OTZ, OTY, OTX);
     const float* image = p.image + int64_t(blockIdx.y) * p.image_frame;
     float* out = p.out + int64_t(blockIdx.y) * p.out_frame;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int tid = threadIdx.x;
     const int iz = tile.real[0] + T0 - 1;
 
     for (int i = tid; i < T0 * T1 * TR; i += C::threads) taps[i] = p.taps[i];
