@@ -29,19 +29,18 @@ AlignedArray<T>::AlignedArray(int64_t n) : n_(n)
         void* block = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                            -1, 0);
         if (block == MAP_FAILED) throw std::bad_alloc();
-        block_ = std::unique_ptr<void, Free>(block, Free{bytes});   // page-aligned
-        p_ = static_cast<T*>(block);
+        p_ = std::unique_ptr<T, Free>(static_cast<T*>(block), Free{block, bytes});   // page-aligned
         return;
     }
     void* block = std::calloc(1, bytes + kArrayAlign);
     if (block == nullptr) throw std::bad_alloc();
-    block_.reset(block);
     const auto address = reinterpret_cast<std::uintptr_t>(block);
-    p_ = reinterpret_cast<T*>((address + kArrayAlign - 1) / kArrayAlign * kArrayAlign);
+    p_ = std::unique_ptr<T, Free>(
+        reinterpret_cast<T*>((address + kArrayAlign - 1) / kArrayAlign * kArrayAlign), Free{block, 0});
 }
 
 template <class T>
-void AlignedArray<T>::Free::operator()(void* block) const
+void AlignedArray<T>::Free::operator()(T*) const
 {
     if (mapped_bytes != 0)
         munmap(block, mapped_bytes);

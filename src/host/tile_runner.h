@@ -25,33 +25,18 @@ class AlignedArray {
 public:
     AlignedArray() = default;
     explicit AlignedArray(int64_t n);
-    AlignedArray(AlignedArray&& o) noexcept
-        : block_(std::move(o.block_)), p_(o.p_), n_(o.n_)
-    {
-        o.p_ = nullptr;
-        o.n_ = 0;
-    }
-    AlignedArray& operator=(AlignedArray&& o) noexcept
-    {
-        block_ = std::move(o.block_);
-        p_ = o.p_;
-        n_ = o.n_;
-        o.p_ = nullptr;
-        o.n_ = 0;
-        return *this;
-    }
-    ~AlignedArray() = default;
-    T* data() { return p_; }
-    const T* data() const { return p_; }
+    T* data() { return p_.get(); }
+    const T* data() const { return p_.get(); }
     int64_t size() const { return n_; }
 
 private:
+    // Frees the block that holds the array (the array starts at its first 64-byte boundary).
     struct Free {
+        void* block = nullptr;
         size_t mapped_bytes = 0;   // 0: the block is from calloc
-        void operator()(void* block) const;
+        void operator()(T*) const;
     };
-    std::unique_ptr<void, Free> block_;
-    T* p_ = nullptr;                      // the first 64-byte boundary in it
+    std::unique_ptr<T, Free> p_;
     int64_t n_ = 0;
 };
 

@@ -269,14 +269,14 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
     double proxy_scale = 1;
     const Problem proxy = timing_proxy(p, proxy_scale);
     std::unique_ptr<TimingData> proxy_data, full_data;
-    double best = -1;
-    std::vector<Timed> finalists;   // within kRunoffSpread of the fastest so far
+    std::vector<Timed> finalists;   // fastest first, within kRunoffSpread of the fastest
     flcc_result last_error = FLCC_ALLOC_FAILED;
     const auto start = Clock::now();
     for (const auto& c : cands) {
         // A candidate predicted to be far slower than the best measured one is not timed, nor
         // is any once the time budget is spent.
         const double spent = std::chrono::duration<double>(Clock::now() - start).count();
+        const double best = finalists.empty() ? -1 : finalists.front().seconds;
         if (best > 0 && (c.first > 8 * best || spent > kMeasureBudget)) {
             plan.candidates.push_back({c.second->name(), -1});
             continue;
@@ -297,12 +297,12 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         if (t >= 0 && on_proxy) t *= proxy_scale;
         plan.candidates.push_back({c.second->name(), t});
         if (t < 0) continue;
-        if (best < 0 || t < best) best = t;
         // Keep the executors of the close ones (their buffers) for the run-off, no others.
         finalists.push_back({c.second, std::move(ex), on_proxy, t});
         std::stable_sort(finalists.begin(), finalists.end(),
                          [](const Timed& a, const Timed& b) { return a.seconds < b.seconds; });
-        while (finalists.size() > kRunoffSize || finalists.back().seconds > kRunoffSpread * best)
+        while (finalists.size() > kRunoffSize ||
+               finalists.back().seconds > kRunoffSpread * finalists.front().seconds)
             finalists.pop_back();
     }
     if (finalists.empty()) return last_error;
