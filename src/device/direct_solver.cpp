@@ -107,6 +107,7 @@ public:
             for (int64_t c = 0; c < params_.tap_row; ++c)
                 staged[size_t(r * params_.tap_row + c)] = c < w ? prepared[size_t(r * w + c)] : 0.f;
         std::memcpy(host_taps_.as<char>() + taps_bytes_, &sum, sizeof sum);
+        params_.user_templ = nullptr;   // the kernels read these taps
         FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), staged, host_taps_.bytes(), cudaMemcpyHostToDevice,
                                       work_stream()));
         last_valid_ = false;   // the device copy no longer describes the taps
@@ -119,6 +120,14 @@ public:
     {
         DeviceGuard guard(p_.device);
         if (!guard.ok()) return FLCC_DEVICE_ERROR;
+        // Small 2D kernels prepare the taps in every block from the caller's template (see
+        // warp_prepare_taps in kernels/direct.cuh): no template kernel, nothing to compare.
+        if (sums_in_registers(k_)) {
+            params_.user_templ = templ;
+            last_valid_ = false;
+            return FLCC_SUCCESS;
+        }
+        params_.user_templ = nullptr;
         TemplatePrep t{};
         t.user = templ;
         t.last = last_.as<float>();

@@ -3,7 +3,8 @@
 // (convolution) into the padded tap rows the direct kernels read — one small kernel in stream
 // order ahead of the frames, so a device template costs no host round trip. The arithmetic is
 // the host's (src/plan/template.cpp): double precision, scaled by the largest magnitude, rounded
-// once.
+// once. (The small 2D direct kernels skip it: each of their blocks prepares the taps itself,
+// warp_prepare_taps in kernels/direct.cuh.)
 #pragma once
 
 #include <cuda_runtime.h>

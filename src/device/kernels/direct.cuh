@@ -101,6 +101,73 @@ __device__ inline void numerator_plane(const float* x, const float* taps, int q,
     }
 }
 
+// Small 2D templates in device memory (TileParams::user_templ): warp 0 of every block prepares
+// the taps into shared memory itself, while the other warps start the gather, instead of a
+// template kernel ahead of the frame (that kernel's serial block reductions and its launch were
+// ~7 us of a 58 us 4x4 LCC call on the H100). The arithmetic is prepare_template's
+// (src/device/template_prep.cu): double, scaled by the largest magnitude, rounded once. The
+// butterfly reductions give every lane, and so every block, the same bits. A non-finite
+// template with check_finite sets `bad` and prepares nothing.
+template <int T1, int T2>
+__device__ inline void warp_prepare_taps(const float* u, int lcorr, int check_finite, float* taps,
+                                        double& tap_sum, int& bad)
+{
+    constexpr int n = T1 * T2, TR = (T2 + 3) / 4 * 4;
+    static_assert(n <= 64, "two template values per lane");
+    const int lane = threadIdx.x & 31;
+    float lo = FLT_MAX, hi = -FLT_MAX;
+    bool finite = true;
+#pragma unroll
+    for (int k = lane; k < n; k += 32) {
+        const float v = u[k];
+        lo = fminf(lo, v);
+        hi = fmaxf(hi, v);
+        finite &= isfinite(v);
+    }
+    const auto all_sum = [](double v) {
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+        return v;
+    };
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, d));
+        hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, d));
+    }
+    finite = __all_sync(0xffffffffu, finite);
+    if (lane == 0) bad = !finite && check_finite;
+    if (!finite && check_finite) return;
+    const bool constant = lo == hi;
+    double mean = 0, inv = 0, scale = 1;
+    if (lcorr && !constant) {
+        scale = 1.0 / fmax(fabs(double(lo)), fabs(double(hi)));
+        double part = 0;
+        for (int k = lane; k < n; k += 32) part += double(u[k]) * scale;
+        mean = all_sum(part) / double(n);
+        part = 0;
+        for (int k = lane; k < n; k += 32) {
+            const double d = double(u[k]) * scale - mean;
+            part += d * d;
+        }
+        const double norm2 = all_sum(part);
+        inv = norm2 > 0 ? 1.0 / sqrt(norm2) : 0.0;
+    }
+    double part = 0;
+    for (int k = lane; k < T1 * TR; k += 32) {
+        const int r = k / TR, c = k - r * TR;
+        float v = 0.f;
+        if (c < T2) {
+            const int i = r * T2 + c;
+            if (!lcorr) v = u[n - 1 - i];
+            else if (!constant) v = float((double(u[i]) * scale - mean) * inv);
+        }
+        taps[k] = v;
+        part += v;
+    }
+    const double sum = all_sum(part);
+    if (lane == 0) tap_sum = sum;
+}
+
 template <class C, bool LCORR>
 __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const TileParams p)
 {
@@ -117,7 +184,9 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
     double* z1 = h2 + L.h_doubles / 2;
     double* z2 = z1 + L.z_doubles / 2;
     double* scratch = z1 + L.z_doubles;
-    float* x = reinterpret_cast<float*>(scratch + kScratchDoubles);
+    double& own_tap_sum = scratch[kScratchDoubles];                              // see warp_prepare_taps
+    int& bad_template = *reinterpret_cast<int*>(scratch + kScratchDoubles + 1);
+    float* x = reinterpret_cast<float*>(scratch + kScratchDoubles + kOwnTapDoubles);
     float* taps = x + L.x_floats;
 
     const detail::TileOf tile = detail::locate(p, blockIdx.x, C::OTZ, OTY, OTX);
@@ -126,7 +195,13 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
     const int tid = threadIdx.x;
     const int iz = tile.real[0] + T0 - 1;
 
-    for (int i = tid; i < T0 * T1 * TR; i += C::threads) taps[i] = p.taps[i];
+    const bool own_taps = C::small && p.user_templ != nullptr;
+    if constexpr (C::small) {
+        if (own_taps && tid < 32) warp_prepare_taps<C::T1, C::T2>(p.user_templ, p.lcorr, p.check_finite, taps, own_tap_sum,
+                                                                   bad_template);
+    }
+    if (!own_taps)
+        for (int i = tid; i < T0 * T1 * TR; i += C::threads) taps[i] = p.taps[i];
 
     // 1. Gather the input box. The loops run over the box flattened (rows x xs columns, the
     //    statistics and the centring over float4s of it), so that every thread has elements
@@ -182,7 +257,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
         }
     }
     const detail::Stats s = detail::block_reduce(st, scratch);
-    if (!s.finite && p.check_finite) {
+    if ((!s.finite && p.check_finite) || (own_taps && bad_template)) {
         if (tid == 0) *reinterpret_cast<volatile int*>(p.status) = 1;   // host memory: a plain store
         return;
     }
@@ -227,7 +302,7 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
 
         // 4. Window sums of plane q (3D: through the plane sums z) and 5. the finalisation.
         const Window win{{oq - p.P[0], tile.origin[1] - p.P[1], tile.origin[2] - p.P[2]},
-                         {p.S[0], p.S[1], p.S[2]}, {T0, T1, T2}, TR, p.n, *p.tap_sum};
+                         {p.S[0], p.S[1], p.S[2]}, {T0, T1, T2}, TR, p.n, own_taps ? own_tap_sum : *p.tap_sum};
         if constexpr (C::small) {
             finalise_small<RY, RX, C::T1, C::T2>(acc, x, L.xs, ty * RY, tx * RX, tile.real[1], tile.real[2],
                                                  mode, p.n, orow, p.O[2], win, image, taps);

@@ -39,6 +39,9 @@ struct TileParams {
     const float* taps;         // T[0] x T[1] x tap_row floats, rows zero-padded (device memory)
     int tap_row;               // >= T[2], a multiple of 4
     const double* tap_sum;     // sum of the taps in double (device memory, after the taps)
+    const float* user_templ;   // non-null (small 2D kernels only): the caller's device template,
+                               // from which each block prepares its own taps; taps and tap_sum
+                               // are then unused
     int nrects;
     ZoneRect rects[kMaxRects];
     int lcorr;                 // 1: LCC, 0: convolution
@@ -50,6 +53,10 @@ struct TileParams {
 
 // Doubles of shared scratch for the block reduction (6 per warp, 32 warps at most).
 constexpr int kScratchDoubles = 6 * 32;
+// Doubles of shared memory for a block that prepares its own taps: their sum and a flag.
+// (Dynamic shared memory: static __shared__ variables would lower the dynamic limit the
+// kernels are given, the device's whole opt-in size.)
+constexpr int kOwnTapDoubles = 2;
 
 // Shared-memory layout of a block, in elements; the same arithmetic on host and device.
 struct DirectLayout {
@@ -69,7 +76,8 @@ struct DirectLayout {
     }
     FLCC_HD int64_t bytes() const
     {
-        return 8 * (h_doubles + z_doubles + kScratchDoubles) + 4 * ((x_floats + tap_floats + 3) / 4 * 4);
+        return 8 * (h_doubles + z_doubles + kScratchDoubles + kOwnTapDoubles) +
+               4 * ((x_floats + tap_floats + 3) / 4 * 4);
     }
 };
 
