@@ -216,19 +216,16 @@ public:
         FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), rows, taps, cudaMemcpyHostToDevice, s));
         FLCC_CUDA_TRY(cudaMemcpyAsync(tap_sum_.as<double>(), staged_.as<char>() + taps, sizeof sum,
                                       cudaMemcpyHostToDevice, s));
-        // Each group's spectrum, on the device: the template zero-padded to the group's box,
-        // transformed, conjugated (correlation) and scaled by 1/N (the inverse transform's
-        // missing factor). Per template change; no host round trip of box-sized data.
+        // Each group's spectrum, on the device: the template zero-padded to the group's box and
+        // transformed (the product conjugates it, for correlation, and scales it by 1/N, the
+        // inverse transform's missing factor). Per template change; no host round trip of
+        // box-sized data.
         for (auto& gp : groups_) {
             Group& g = *gp;
-            const int64_t box = g.box(), half = g.half();
-            template_box<<<unsigned((box + 255) / 256), 256, 0, s>>>(g.params, g.tbox.as<float>());
+            template_box<<<unsigned(g.F[0] * g.F[1]), 256, 0, s>>>(g.params, g.tbox.as<float>());
             FLCC_CUDA_TRY(cudaGetLastError());
             FLCC_CUFFT_TRY(cufftSetStream(g.t2c.h, s));
             FLCC_CUFFT_TRY(cufftExecR2C(g.t2c.h, g.tbox.as<float>(), g.tspec.as<cufftComplex>()));
-            conjugate_scale<<<unsigned((half + 255) / 256), 256, 0, s>>>(g.tspec.as<cufftComplex>(), half,
-                                                                         float(1.0 / double(box)));
-            FLCC_CUDA_TRY(cudaGetLastError());
         }
         return FLCC_SUCCESS;
     }
@@ -318,6 +315,7 @@ private:
         q.in = g.in.as<float>();
         q.spec = g.spec.as<cufftComplex>();
         q.tspec = g.tspec.as<cufftComplex>();
+        q.tscale = float(1.0 / double(g.box()));
         q.v1 = g.v1.as<double>();
         q.v2 = g.v2.as<double>();
         q.num = g.num.as<float>();
@@ -334,7 +332,8 @@ private:
     // The rounding bound F of a group's window sums (|error| <= F u m for sums of x, F u m^2 for
     // sums of x^2, m the largest centred magnitude), as TileRunner::guard_factor on the host;
     // doubled for safety. 2D (row_sums, column_sums_finalise): a prefix scan along rows of up to
-    // wx columns, differences, then vertical running sums over T1 and up to ty steps. 3D
+    // wx columns, differences, then vertical running sums over T1 and up to ty steps (runs of
+    // kColumnRows, fewer). 3D
     // (window_sums_finalise): horizontal sums of T2 terms, vertical sums of T1 of them, a first
     // window of T0 planes, then up to chunk steps that each add and subtract a plane.
     double fourier_guard_factor(const Group& g) const
@@ -378,22 +377,32 @@ private:
                 tile_stats_init<<<(nt + 127) / 128, 128, 0, s>>>(q);
                 tile_stats<<<dim3(unsigned((box_rows + rows_per_block - 1) / rows_per_block), unsigned(nt)), 256, 0, s>>>(
                     q, rows_per_block);
+                tile_modes<<<(nt + 127) / 128, 128, 0, s>>>(q);
             }
-            tile_modes<<<(nt + 127) / 128, 128, 0, s>>>(q);
-            gather<<<dim3(unsigned(g.F[0] * g.F[1]), unsigned(nt)), 256, 0, s>>>(q);
+            // Rows per block: kRowsPerBlock while that leaves ~4 blocks per multiprocessor.
+            const bool many_rows = int64_t(g.F[0] * g.F[1]) * nt >= int64_t(kRowsPerBlock) * 1024;
+            if (many_rows)
+                gather<kRowsPerBlock><<<dim3(unsigned((g.F[0] * g.F[1] + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(nt)),
+                                        256, 0, s>>>(q);
+            else
+                gather<1><<<dim3(unsigned(g.F[0] * g.F[1]), unsigned(nt)), 256, 0, s>>>(q);
             FLCC_CUFFT_TRY(cufftSetStream(g.r2c.h, s));
             FLCC_CUFFT_TRY(cufftExecR2C(g.r2c.h, g.in.as<float>(), g.spec.as<cufftComplex>()));
-            const int64_t total = g.half() * nt;
-            product<<<unsigned((total + 255) / 256), 256, 0, s>>>(q, g.half());
+            product<<<dim3(unsigned((g.half() + 255) / 256), unsigned(nt)), 256, 0, s>>>(q, g.half());
             FLCC_CUFFT_TRY(cufftSetStream(g.c2r.h, s));
             FLCC_CUFFT_TRY(cufftExecC2R(g.c2r.h, g.spec.as<cufftComplex>(), g.num.as<float>()));
             if (!q.lcorr) {
-                crop<<<dim3(unsigned(g.tz * g.ty), unsigned(nt)), 128, 0, s>>>(q);
+                if (int64_t(g.tz * g.ty) * nt >= int64_t(kRowsPerBlock) * 1024)
+                    crop<kRowsPerBlock><<<dim3(unsigned((g.tz * g.ty + kRowsPerBlock - 1) / kRowsPerBlock), unsigned(nt)),
+                                          128, 0, s>>>(q);
+                else
+                    crop<1><<<dim3(unsigned(g.tz * g.ty), unsigned(nt)), 128, 0, s>>>(q);
             } else if (p_.dim == 2) {
                 const int wy = g.ty + q.T[1] - 1, warps = g.row_warps;
                 row_sums<<<dim3(unsigned((wy + warps - 1) / warps), unsigned(nt)), 32 * warps,
                            size_t(warps) * 2 * size_t(g.tx + q.T[2]) * sizeof(double), s>>>(q);
-                column_sums_finalise<<<dim3(unsigned((g.tx + 127) / 128), unsigned(nt)), 128, 0, s>>>(q);
+                column_sums_finalise<<<dim3(unsigned((g.tx + 127) / 128), unsigned((g.ty + kColumnRows - 1) / kColumnRows),
+                                       unsigned(nt)), 128, 0, s>>>(q);
             } else {
                 const int yblocks = (g.ty + kMarchY - 1) / kMarchY, chunks = (g.tz + g.chunk - 1) / g.chunk;
                 window_sums_finalise<<<dim3(unsigned((g.tx + kMarchX - 1) / kMarchX), unsigned(yblocks * chunks), unsigned(nt)),

@@ -1,8 +1,9 @@
 // Kernels of the GPU Fourier solvers (src/device/fourier_solver.cu). A frame's outputs are cut
 // into zone-aligned overlap-save tiles, as on the host; tiles with the same FFT box form a
 // group, transformed by one batched cuFFT plan. Per group and frame:
-//   tile_stats -> tile_modes -> gather -> R2C -> product -> C2R ->
-//   LCC: row_sums -> column_sums_finalise (2D) or window_sums_finalise (3D); convolution: crop.
+//   LCC: tile_stats -> tile_modes -> gather -> R2C -> product -> C2R ->
+//        row_sums -> column_sums_finalise (2D) or window_sums_finalise (3D);
+//   convolution: gather -> R2C -> product -> C2R -> crop (no statistics: raw values).
 // All groups of a frame are captured once into a CUDA graph (launch overhead matters for small
 // frames and for the many small boundary groups); the frame's pointers come from a device slot.
 // Window sums are in double (2D: row prefix sums, then running sums down the columns; 3D: running
@@ -49,7 +50,8 @@ struct FftGroupParams {
     TileMode* modes;           // per tile
     float* in;                 // ntiles boxes of F0*F1*F2 (real)
     cufftComplex* spec;        // ntiles of F0*F1*(F2/2+1)
-    const cufftComplex* tspec; // conj(template spectrum) / (F0*F1*F2)
+    const cufftComplex* tspec; // the template's spectrum (product conjugates and scales it)
+    float tscale;              // 1 / (F0*F1*F2): the inverse transform's missing factor
     float* num;                // ntiles boxes (C2R output)
     double* v1; double* v2;    // 2D row sums: ntiles x box rows (wy) x output cols (tx)
     const float* taps;         // normalised template (T0 x T1 x tap_row), for recomputed windows
@@ -89,14 +91,25 @@ __global__ void tile_stats(FftGroupParams g, int rows_per_block)
     const int bz = box_extent(tile, g, 0), by = box_extent(tile, g, 1), bx = box_extent(tile, g, 2);
     const int r0 = blockIdx.x * rows_per_block, r1 = min(r0 + rows_per_block, bz * by);
     detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
-    // The block's rows as one flat range: every lane busy whatever the row length.
-    for (int e = threadIdx.x; e < (r1 - r0) * bx; e += blockDim.x) {
-        const int row = r0 + e / bx, c = e % bx;
-        const int a = row / by, i = row - a * by;
+    // The block's rows as one flat range: every lane busy whatever the row length. A thread's
+    // position (plane a, row i, column c) advances by a fixed step instead of being divided out
+    // of the flat index per element (runtime divisions made this kernel compute-bound).
+    const int step_rows = blockDim.x / bx, step_cols = blockDim.x - step_rows * bx;
+    int c = threadIdx.x % bx, row = r0 + threadIdx.x / bx;
+    int a = row / by, i = row - a * by;
+#pragma unroll 4
+    for (; row < r1;) {
         const int g0 = tile.origin[0] - g.P[0] + a, g1 = tile.origin[1] - g.P[1] + i;
         const int g2 = tile.origin[2] - g.P[2] + c;
-        if (g0 < 0 || g0 >= g.S[0] || g1 < 0 || g1 >= g.S[1] || g2 < 0 || g2 >= g.S[2]) continue;
-        const float v = image[(int64_t(g0) * g.S[1] + g1) * g.S[2] + g2];
+        const bool inside = g0 >= 0 && g0 < g.S[0] && g1 >= 0 && g1 < g.S[1] && g2 >= 0 && g2 < g.S[2];
+        const int64_t at = (int64_t(g0) * g.S[1] + g1) * g.S[2] + g2;
+        c += step_cols;
+        int down = step_rows;
+        if (c >= bx) c -= bx, ++down;
+        row += down;
+        for (i += down; i >= by; i -= by) ++a;
+        if (!inside) continue;
+        const float v = image[at];
         st.sum += v;
         st.lo = fminf(st.lo, v);
         st.hi = fmaxf(st.hi, v);
@@ -116,15 +129,11 @@ __global__ void tile_stats(FftGroupParams g, int rows_per_block)
     }
 }
 
-// One thread per tile: the tile's centring and mode (stats hold ordered-int min/max).
+// LCC, one thread per tile: the tile's centring and mode (stats hold ordered-int min/max).
 __global__ void tile_modes(FftGroupParams g)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= g.ntiles) return;
-    if (!g.lcorr) {   // convolution: raw values
-        g.modes[t] = TileMode{0.f, 1.0, 1, 0.0, 0.0, 0.0};
-        return;
-    }
     detail::Stats s = g.stats[t];
     s.lo = order_float(__float_as_int(s.lo));
     s.hi = order_float(__float_as_int(s.hi));
@@ -132,64 +141,100 @@ __global__ void tile_modes(FftGroupParams g)
     g.modes[t] = decide(s, g.tiles[t].boundary, g.n, g.guard);
 }
 
-// Grid: (box rows of the FFT box, tile); the whole F box is written (zero beyond the input box).
+// Rows per block of gather and crop (kRowsPerBlock, or 1 where that would leave too few
+// blocks for the device): each thread loads its column of every row first, then stores them,
+// so the loads are in flight together. With one row per block, or rows loaded and stored in
+// turn (a store may alias the next load), the few dependent loads of a block dominated: the
+// H100 moved 1.2 TB/s.
+constexpr int kRowsPerBlock = 8;
+
+// Grid: (groups of RPB box rows of the FFT box, tile); the whole F box is written (zero beyond
+// the input box).
+template <int RPB>
 __global__ void gather(FftGroupParams g)
 {
     const FftTile tile = g.tiles[blockIdx.y];
-    const TileMode m = g.modes[blockIdx.y];
+    const TileMode m = g.lcorr ? g.modes[blockIdx.y] : TileMode{0.f, 1.0, 1, 0.0, 0.0, 0.0};   // conv: raw values
     const int bz = box_extent(tile, g, 0), by = box_extent(tile, g, 1), bx = box_extent(tile, g, 2);
-    const int row = blockIdx.x, a = row / g.F[1], i = row - a * g.F[1];
-    float* dst = g.in + (int64_t(blockIdx.y) * g.F[0] * g.F[1] + row) * g.F[2];
-    const int g0 = tile.origin[0] - g.P[0] + a, g1 = tile.origin[1] - g.P[1] + i;
-    const bool in_box = a < bz && i < by;
-    const bool in_image = g0 >= 0 && g0 < g.S[0] && g1 >= 0 && g1 < g.S[1];
-    const float* src = g.frame->image + (int64_t(g0) * g.S[1] + g1) * g.S[2];
+    const float* __restrict__ image = g.frame->image;
+    const int rows = g.F[0] * g.F[1], row0 = blockIdx.x * RPB;
+    const int c0 = tile.origin[2] - g.P[2];   // image column of box column 0
+    const float* src[RPB];                    // image row of each box row, null: zeros
+#pragma unroll
+    for (int k = 0; k < RPB; ++k) {
+        const int row = row0 + k, a = row / g.F[1], i = row - a * g.F[1];
+        const int g0 = tile.origin[0] - g.P[0] + a, g1 = tile.origin[1] - g.P[1] + i;
+        const bool real = row < rows && a < bz && i < by && g0 >= 0 && g0 < g.S[0] && g1 >= 0 && g1 < g.S[1];
+        src[k] = real ? image + (int64_t(g0) * g.S[1] + g1) * g.S[2] : nullptr;
+    }
+    float* __restrict__ dst = g.in + (int64_t(blockIdx.y) * rows + row0) * g.F[2];
     for (int c = threadIdx.x; c < g.F[2]; c += blockDim.x) {
-        float v = 0.f;
-        if (in_box && c < bx) {
-            const int g2 = tile.origin[2] - g.P[2] + c;
-            const float raw = in_image && g2 >= 0 && g2 < g.S[2] ? src[g2] : 0.f;
-            v = m.scale == 1 ? raw - m.c : float((double(raw) - double(m.c)) * m.scale);
+        const int g2 = c0 + c;
+        const bool column = c < bx && g2 >= 0 && g2 < g.S[2];
+        float v[RPB];
+#pragma unroll
+        for (int k = 0; k < RPB; ++k) {
+            const float raw = column && src[k] != nullptr ? src[k][g2] : 0.f;
+            v[k] = m.scale == 1 ? raw - m.c : float((double(raw) - double(m.c)) * m.scale);
         }
-        dst[c] = v;
+#pragma unroll
+        for (int k = 0; k < RPB; ++k) {
+            // Inside the box, padding is 0 - c (the centred zero); beyond it, zeros for the FFT.
+            const int row = row0 + k, a = row / g.F[1], i = row - a * g.F[1];
+            if (row < rows) dst[int64_t(k) * g.F[2] + c] = a < bz && i < by && c < bx ? v[k] : 0.f;
+        }
     }
 }
 
-// The prepared template (taps, rows of tap_row) zero-padded to the group's box.
+// The prepared template (taps, rows of tap_row) zero-padded to the group's box. Grid: box rows
+// (F0 * F1); a block writes its row (no 64-bit division per element: it was 4x the time of the
+// writes themselves on 2048^2 boxes).
 __global__ void template_box(FftGroupParams g, float* box)
 {
-    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k >= int64_t(g.F[0]) * g.F[1] * g.F[2]) return;
-    const int j = int(k % g.F[2]), i = int((k / g.F[2]) % g.F[1]), a = int(k / (int64_t(g.F[2]) * g.F[1]));
-    box[k] = a < g.T[0] && i < g.T[1] && j < g.T[2] ? g.taps[(int64_t(a) * g.T[1] + i) * g.tap_row + j] : 0.f;
+    const int row = blockIdx.x, a = row / g.F[1], i = row - a * g.F[1];
+    const bool taps = a < g.T[0] && i < g.T[1];
+    const float* src = g.taps + (int64_t(a) * g.T[1] + i) * g.tap_row;
+    float* dst = box + int64_t(row) * g.F[2];
+    for (int j = threadIdx.x; j < g.F[2]; j += blockDim.x) dst[j] = taps && j < g.T[2] ? src[j] : 0.f;
 }
 
-// A template spectrum conjugated and scaled, in place.
-__global__ void conjugate_scale(cufftComplex* spec, int64_t count, float scale)
-{
-    const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < count) spec[k] = cufftComplex{spec[k].x * scale, -spec[k].y * scale};
-}
-
-// spec *= conj(template spectrum) / N, over every tile of the group.
+// spec *= conj(template spectrum) / N, over every tile of the group. Grid: (blocks of a tile's
+// spectrum, tile).
 __global__ void product(FftGroupParams g, int64_t per_tile)
 {
     const int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k >= per_tile * g.ntiles) return;
-    const cufftComplex a = g.spec[k], b = g.tspec[k % per_tile];
-    g.spec[k] = cufftComplex{a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
+    if (k >= per_tile) return;
+    cufftComplex* spec = g.spec + int64_t(blockIdx.y) * per_tile;
+    const cufftComplex a = spec[k], b = g.tspec[k];
+    const float bx = b.x * g.tscale, by = -b.y * g.tscale;
+    spec[k] = cufftComplex{a.x * bx - a.y * by, a.x * by + a.y * bx};
 }
 
-// Convolution: copy each tile's valid outputs. Grid: (output rows of the largest tile, tile).
+// Convolution: copy each tile's valid outputs (loads first, as in gather). Grid: (groups of
+// RPB output rows of the largest tile, tile).
+template <int RPB>
 __global__ void crop(FftGroupParams g)
 {
     const FftTile tile = g.tiles[blockIdx.y];
-    const int row = blockIdx.x;
-    const int q = row / g.ty, r = row - q * g.ty;
-    if (q >= tile.size[0] || r >= tile.size[1]) return;
-    const float* src = g.num + (int64_t(blockIdx.y) * g.F[0] * g.F[1] + int64_t(q) * g.F[1] + r) * g.F[2];
-    float* dst = g.frame->out + (int64_t(tile.origin[0] + q) * g.O[1] + tile.origin[1] + r) * g.O[2] + tile.origin[2];
-    for (int c = threadIdx.x; c < tile.size[2]; c += blockDim.x) dst[c] = src[c];
+    float* __restrict__ out = g.frame->out;
+    const float* src[RPB];
+    float* dst[RPB];
+#pragma unroll
+    for (int k = 0; k < RPB; ++k) {
+        const int row = blockIdx.x * RPB + k, q = row / g.ty, r = row - q * g.ty;
+        const bool real = q < tile.size[0] && r < tile.size[1];
+        src[k] = real ? g.num + (int64_t(blockIdx.y) * g.F[0] * g.F[1] + int64_t(q) * g.F[1] + r) * g.F[2] : nullptr;
+        dst[k] = real ? out + (int64_t(tile.origin[0] + q) * g.O[1] + tile.origin[1] + r) * g.O[2] + tile.origin[2]
+                      : nullptr;
+    }
+    for (int c = threadIdx.x; c < tile.size[2]; c += blockDim.x) {
+        float v[RPB];
+#pragma unroll
+        for (int k = 0; k < RPB; ++k) v[k] = src[k] != nullptr ? src[k][c] : 0.f;
+#pragma unroll
+        for (int k = 0; k < RPB; ++k)
+            if (dst[k] != nullptr) dst[k][c] = v[k];
+    }
 }
 
 // 2D LCC (3D uses window_sums_finalise below). Horizontal window sums of every box row: a warp per row
@@ -239,24 +284,33 @@ __global__ void row_sums(FftGroupParams g)
 }
 
 // Vertical window sums over T1 rows of h and the finalisation: a thread per (output plane,
-// output column), running down the rows (coalesced reads of h and num, coalesced stores).
+// output column, run of kColumnRows output rows), running down its rows (coalesced reads of h
+// and num, coalesced stores). Runs, not whole columns: a thread's steps are dependent loads, and
+// with one thread per column too few threads hid their latency (233 us of a 550 us 32 x 32 LCC
+// frame on the H100). Each run starts from a fresh sum of T1 rows. Grid: (column blocks, runs,
+// tile).
+constexpr int kColumnRows = 32;
+
 __global__ void column_sums_finalise(FftGroupParams g)
 {
-    const FftTile tile = g.tiles[blockIdx.y];
-    const TileMode m = g.modes[blockIdx.y];
+    const FftTile tile = g.tiles[blockIdx.z];
+    const int r0 = blockIdx.y * kColumnRows;
+    if (r0 >= tile.size[1]) return;
+    const int r1 = min(r0 + kColumnRows, tile.size[1]);
+    const TileMode m = g.modes[blockIdx.z];
     const int wy = g.ty + g.T[1] - 1;
     const int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= tile.size[0] * tile.size[2]) return;
     const int q = e / tile.size[2], c = e - q * tile.size[2];
-    const double* h1 = g.v1 + (int64_t(blockIdx.y) * g.tz + q) * wy * g.tx + c;
-    const double* h2 = g.v2 + (int64_t(blockIdx.y) * g.tz + q) * wy * g.tx + c;
-    const float* num = g.num + (int64_t(blockIdx.y) * g.F[0] * g.F[1] + int64_t(q) * g.F[1]) * g.F[2] + c;
+    const double* h1 = g.v1 + (int64_t(blockIdx.z) * g.tz + q) * wy * g.tx + c;
+    const double* h2 = g.v2 + (int64_t(blockIdx.z) * g.tz + q) * wy * g.tx + c;
+    const float* num = g.num + (int64_t(blockIdx.z) * g.F[0] * g.F[1] + int64_t(q) * g.F[1]) * g.F[2] + c;
     float* out = g.frame->out + (int64_t(tile.origin[0] + q) * g.O[1] + tile.origin[1]) * g.O[2] + tile.origin[2] + c;
     const double n = g.n, inv_n = 1.0 / n;
     double s1 = 0, s2 = 0;
-    for (int i = 0; i < g.T[1]; ++i) s1 += h1[int64_t(i) * g.tx], s2 += h2[int64_t(i) * g.tx];
-    for (int r = 0; r < tile.size[1]; ++r) {
-        if (r > 0) {
+    for (int i = r0; i < r0 + g.T[1]; ++i) s1 += h1[int64_t(i) * g.tx], s2 += h2[int64_t(i) * g.tx];
+    for (int r = r0; r < r1; ++r) {
+        if (r > r0) {
             s1 = (s1 + h1[int64_t(r + g.T[1] - 1) * g.tx]) - h1[int64_t(r - 1) * g.tx];
             s2 = (s2 + h2[int64_t(r + g.T[1] - 1) * g.tx]) - h2[int64_t(r - 1) * g.tx];
         }
