@@ -136,6 +136,95 @@ TEST_CASE("every GPU solver passes the LCC data classes, zero-variance panels ex
     }
 }
 
+TEST_CASE("small 2D direct kernels: every column shift, aligned and misaligned device images",
+          "[device][numerics]")
+{
+    // The small 2D kernels (templates up to 8 x 8) gather a box that starts at any column mod 4
+    // (template size and region set it) into float4-aligned shared rows. The shapes of the other
+    // cases have widths that are not multiples of 4, or one tile across; these have several tiles
+    // across a width that is, and the same frames then come from a device pointer one float off
+    // 16-byte alignment.
+    if (skip_without_gpu()) return;
+    using ref::Data;
+    for (int k = 2; k <= 8; ++k) {
+        const std::string name = "device.direct2.k" + std::to_string(k);
+        for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID})
+            for (Data d : {Data::uniform, Data::uint16, Data::panels}) {
+                const ref::Shape s{2, {70, 136, 1}, {k, k, 1}, reg};
+                std::mt19937 rng(5);
+                const auto img = ref::make_data(d, s, true, rng);
+                const auto t = ref::make_data(d, s, false, rng);
+                const auto want = ref::lcorr(s, img.data(), t.data());
+                const auto want_conv = ref::conv(s, img.data(), t.data());
+                INFO(name << " " << th::describe(s) << " data " << ref::data_name(d));
+                const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts(name));
+                REQUIRE(r.result == FLCC_SUCCESS);
+                CHECK(ref::max_abs_diff(want, r.out.data()) <= 1e-5);
+                const th::Run c = th::run(FLCC_CONV, s, img, t, device_opts(name));
+                REQUIRE(c.result == FLCC_SUCCESS);
+                CHECK(th::error(FLCC_CONV, want_conv, c.out.data()) <= 1e-5);
+
+                flcc_options o;
+                flcc_options_init(&o);
+                o.platform = FLCC_DEVICE;
+                o.method = name.c_str();
+                o.region = reg;
+                flcc_plan p = nullptr;
+                REQUIRE(flcc_plan_create(&p, FLCC_LCORR, 2, s.image, s.templ, &o) == FLCC_SUCCESS);
+                std::vector<float> shifted(img.size() + 1);
+                std::copy(img.begin(), img.end(), shifted.begin() + 1);
+                DeviceArray<float> d_in(shifted), d_out(want.size());
+                REQUIRE(flcc_lcorr_exec(p, d_in.p + 1, t.data(), d_out.p, 1) == FLCC_SUCCESS);
+                CHECK(ref::max_abs_diff(want, d_out.get().data()) <= 1e-5);
+                flcc_destroy(p);
+            }
+    }
+}
+
+TEST_CASE("3D Fourier LCC: several plane chunks per tile, and templates too deep for the ring",
+          "[device][numerics]")
+{
+    // window_sums_finalise marches along the planes in chunks (32 planes, or 4 T0 if more) and
+    // keeps the T0 planes of the window in a shared ring unless it does not fit
+    // (T0 = 24 here), when it recomputes the leaving plane. The shapes of the other cases are
+    // one chunk with the ring; these are the other paths. Each shape names the box that
+    // reaches the path (t64: interior tiles of 33 planes, chunks of 32, ring; t128 and T0 = 24:
+    // interior tiles of 100 planes, chunks of 96, no ring); the other boxes run where they apply.
+    if (skip_without_gpu()) return;
+    using ref::Data;
+    struct Case {
+        ref::Shape shape;
+        const char* must_run;
+    };
+    const Case cases[] = {{{3, {70, 32, 40}, {5, 4, 3}, FLCC_FULL}, "device.fourier3.t64"},
+                          {{3, {70, 32, 40}, {5, 4, 3}, FLCC_VALID}, "device.fourier3.t64"},
+                          {{3, {123, 64, 64}, {24, 2, 3}, FLCC_FULL}, "device.fourier3.t128"},
+                          {{3, {123, 64, 64}, {24, 2, 3}, FLCC_VALID}, "device.fourier3.t128"},
+                          {{3, {123, 64, 64}, {24, 2, 3}, FLCC_SAME}, "device.fourier3.t128"}};
+    for (const Case& c : cases) {
+        const ref::Shape& s = c.shape;
+        for (Data d : {Data::uniform, Data::uint16, Data::panels}) {
+            std::mt19937 rng(11);
+            const auto img = ref::make_data(d, s, true, rng);
+            const auto t = ref::make_data(d, s, false, rng);
+            const auto want = ref::lcorr(s, img.data(), t.data());
+            const auto flat = ref::zero_variance(s, img.data());
+            for (const std::string& name : th::solvers("device.fourier3")) {
+                const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts(name));
+                INFO(name << " " << th::describe(s) << " data " << ref::data_name(d));
+                if (r.result == FLCC_METHOD_NOT_APPLICABLE && name != c.must_run) continue;
+                REQUIRE(r.result == FLCC_SUCCESS);
+                INFO("worst " << th::worst(s, want, r.out.data()));
+                CHECK(ref::max_abs_diff(want, r.out.data()) <= 1e-5);
+                size_t misses = 0;
+                for (size_t i = 0; i < want.size(); ++i)
+                    if (flat[i] && r.out[i] != 0.0f) ++misses;
+                CHECK(misses == 0);
+            }
+        }
+    }
+}
+
 TEST_CASE("GPU and CPU agree", "[device]")
 {
     if (skip_without_gpu()) return;
