@@ -184,11 +184,11 @@ def verdict(x, need, cmp=">="):
     return "**met**" if ok else "**not met**"
 
 
-def rounds_cell(t_recs, op, dim, template, region, peer, need, sweep_ratio=None):
+def rounds_cell(t_recs, op, dim, template, region, peer, need, sweep_ratio=None, method="auto"):
     """(measured, verdict) from the alternating rounds of t_cpu_targets (median ratio, judged)
     when they were run, else from the sweep's single ratio. Images: 2000² and 100³."""
     image = (2000, 2000) if dim == 2 else (100, 100, 100)
-    rr = T.round_ratios(t_recs, op, dim, image, template, region, peer)
+    rr = T.round_ratios(t_recs, op, dim, image, template, region, peer, method)
     if not rr:
         return ratio(sweep_ratio), verdict(sweep_ratio, need)
     vals = [rr[k] for k in sorted(rr)]
@@ -209,6 +209,9 @@ def targets(host, device, planner):
                          region="valid", type="single")
     rows.append(["CPU LCC 2000², 16×16 ≥ 5× OpenCV matchTemplate (SINGLE)",
                  *rounds_cell(rounds, "lcorr", 2, 16, "valid", "opencv.matchTemplate", 5, x)])
+    for op, dim, _, t, region, peer, need, method in T.FORCED:
+        rows.append([f"CPU LCC 2000², {t}×{t} ≥ {need}× OpenCV matchTemplate, `{method}` forced",
+                     *rounds_cell(rounds, op, dim, t, region, peer, need, method=method)])
     for n in (32, 48, 64):
         x, _, _ = peer_ratio(a, "opencv.matchTemplate", op="lcorr", dim=2, image=T2,
                              template=(n, n), region="valid", type="single")

@@ -6,6 +6,8 @@ peer it is judged against, on the same problem, and again, ROUNDS times.
   convolution 2000², 4×4 and 8×8 same     against cv2.filter2D
   convolution 2000², 32×32 full           against scipy.signal.fftconvolve
   3D LCC 100³, 8³ valid                   against skimage.feature.match_template
+  LCC 2000², 16×16 valid, host.direct2.k16 forced (the direct solver alone, issue 2), against
+                                          the same round's matchTemplate
 
 The 2-core development machine shares its cores with other virtual machines: one program timed
 a minute apart from another can see twice the load. The sweeps (a) and (b) time FLCC and the
@@ -22,13 +24,17 @@ import statistics
 import harness as H
 
 NAME = "t_cpu_targets"
-ROUNDS = 3
+ROUNDS = 5
 
 # (op, dim, image, templates, region, peer, target ratio)
 FULL = [("lcorr", 2, "2000x2000", [16, 32, 48, 64], "valid", "opencv.matchTemplate", [5, 3, 3, 3]),
         ("conv", 2, "2000x2000", [4, 8], "same", "opencv.filter2D", [1, 1]),
         ("conv", 2, "2000x2000", [32], "full", "scipy.fftconvolve", [2]),
         ("lcorr", 3, "100x100x100", [8], "valid", "skimage.match_template", [5])]
+# Solvers forced by name, paired with the same round's peer on that problem:
+# (op, dim, image, template, region, peer, target ratio, method)
+FORCED = [("lcorr", 2, "2000x2000", 16, "valid", "opencv.matchTemplate", 5, "host.direct2.k16")]
+QUICK_FORCED = [("lcorr", 2, "128x128", 8, "valid", "opencv.matchTemplate", 5, "host.direct2.k8")]
 QUICK = [("lcorr", 2, "128x128", [8], "valid", "opencv.matchTemplate", [5]),
          ("conv", 2, "128x128", [4], "same", "opencv.filter2D", [1]),
          ("lcorr", 3, "20x20x20", [4], "valid", "skimage.match_template", [5])]
@@ -46,18 +52,21 @@ def measure(args, path):
                                threads=args.threads), tags=tags)
             rec.run(H.peers_cmd(op, [image], templates, region, repeats=reps,
                                 threads=args.threads, peers=peer), tags=tags)
+        for op, _, image, template, region, _, _, method in (QUICK_FORCED if args.quick else FORCED):
+            rec.run(H.flcc_cmd(fb, op, [image], [template], region, method=method, repeats=reps,
+                               threads=args.threads), tags={"round": rnd})
     return rec
 
 
-def round_ratios(recs, op, dim, image, template, region, peer):
+def round_ratios(recs, op, dim, image, template, region, peer, method="auto"):
     """Peer time / FLCC time per round for one problem (image: a tuple of extents, template:
-    the side of a square or cube): {round: ratio}."""
+    the side of a square or cube), FLCC planned (auto) or forced by name: {round: ratio}."""
     flcc, other = {}, {}
     for r in recs:
         if (r.get("op"), r.get("dim"), tuple(r.get("image", ())), r.get("template", [0])[0],
                 r.get("region")) != (op, dim, tuple(image), template, region):
             continue
-        if r["bench"] == "flcc" and r.get("requested") == "auto":
+        if r["bench"] == "flcc" and r.get("requested") == method:
             flcc[r["round"]] = H.median(r)
         elif r["bench"] == peer:
             other[r["round"]] = H.median(r)
@@ -75,6 +84,11 @@ def summary(recs):
                 size = f"{t}×{t}" if dim == 2 else f"{t}³"
                 out.append((f"{what} {image.split('x')[0]}{'²' if dim == 2 else '³'} {size} {region}"
                             f" vs {peer}", n, [rr[k] for k in sorted(rr)]))
+    for op, dim, image, t, region, peer, n, method in FORCED + QUICK_FORCED:
+        rr = round_ratios(recs, op, dim, [int(v) for v in image.split("x")], t, region, peer, method)
+        if rr:
+            out.append((f"LCC {image.split('x')[0]}² {t}×{t} {region}, {method} vs {peer}", n,
+                        [rr[k] for k in sorted(rr)]))
     return out
 
 
