@@ -225,6 +225,45 @@ TEST_CASE("3D Fourier LCC: several plane chunks per tile, and templates too deep
     }
 }
 
+TEST_CASE("3D Fourier LCC: every template extent compiled into the window sums", "[device][numerics]")
+{
+    // window_sums_finalise has instances with T1 = T2 = 2..8 compiled in (march_kernel) and a
+    // run-time one; the other cases reach the latter and few of the former. Here each extent
+    // runs, with T0 equal to and different from T1, on images that span several x and y blocks
+    // of the kernel (32 x 8 outputs) and are large enough for the smallest box (t64: a box
+    // more than twice the problem is not applicable), every region and the numeric data classes.
+    if (skip_without_gpu()) return;
+    using ref::Data;
+    for (int k = 2; k <= 8; ++k)
+        for (int t0 : {k, k + 3})
+            for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID}) {
+                const ref::Shape s{3, {k + 30, k + 35, k + 45}, {t0, k, k}, reg};
+                for (Data d : {Data::uniform, Data::offset, Data::panels}) {
+                    std::mt19937 rng(unsigned(k * 31 + t0));
+                    const auto img = ref::make_data(d, s, true, rng);
+                    const auto t = ref::make_data(d, s, false, rng);
+                    const auto want = ref::lcorr(s, img.data(), t.data());
+                    const auto flat = ref::zero_variance(s, img.data());
+                    int ran = 0;
+                    for (const std::string& name : th::solvers("device.fourier3")) {
+                        const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts(name));
+                        INFO(name << " " << th::describe(s) << " data " << ref::data_name(d));
+                        if (r.result == FLCC_METHOD_NOT_APPLICABLE) continue;
+                        REQUIRE(r.result == FLCC_SUCCESS);
+                        ++ran;
+                        INFO("worst " << th::worst(s, want, r.out.data()));
+                        CHECK(ref::max_abs_diff(want, r.out.data()) <= 1e-5);
+                        size_t misses = 0;
+                        for (size_t i = 0; i < want.size(); ++i)
+                            if (flat[i] && r.out[i] != 0.0f) ++misses;
+                        CHECK(misses == 0);
+                    }
+                    INFO(th::describe(s));
+                    CHECK(ran > 0);
+                }
+            }
+}
+
 TEST_CASE("GPU and CPU agree", "[device]")
 {
     if (skip_without_gpu()) return;

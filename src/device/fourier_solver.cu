@@ -143,6 +143,7 @@ struct Group {
     int row_warps = 1;            // 2D: warps per block of row_sums (each holds a row's prefix)
     int chunk = 0, ring = 0;      // 3D: window_sums_finalise's planes per block, ring planes
     size_t march_bytes = 0;       // 3D: its dynamic shared memory
+    MarchKernel march = nullptr;  // 3D: its instance for the template's extents
     DeviceBuffer d_tiles, stats, modes, in, spec, tspec, num, v1, v2, tbox;
     CufftPlan r2c, c2r, t2c;   // batched forward, batched inverse, template forward
     FftGroupParams params{};
@@ -276,8 +277,8 @@ private:
             g.chunk = std::max(32, 4 * T0);
             g.ring = march_shared_bytes(T1, T0) <= (96u << 10) ? T0 : 0;
             g.march_bytes = march_shared_bytes(T1, g.ring);
-            if (g.march_bytes > (48u << 10) &&
-                (r = raise_shared_limit(window_sums_finalise, g.march_bytes)) != FLCC_SUCCESS)
+            g.march = march_kernel(T1, int(p_.templ[2]));
+            if (g.march_bytes > (48u << 10) && (r = raise_shared_limit(g.march, g.march_bytes)) != FLCC_SUCCESS)
                 return r;
         }
 
@@ -405,7 +406,7 @@ private:
                                        unsigned(nt)), 128, 0, s>>>(q);
             } else {
                 const int yblocks = (g.ty + kMarchY - 1) / kMarchY, chunks = (g.tz + g.chunk - 1) / g.chunk;
-                window_sums_finalise<<<dim3(unsigned((g.tx + kMarchX - 1) / kMarchX), unsigned(yblocks * chunks), unsigned(nt)),
+                g.march<<<dim3(unsigned((g.tx + kMarchX - 1) / kMarchX), unsigned(yblocks * chunks), unsigned(nt)),
                                        dim3(kMarchX, kMarchY), g.march_bytes, s>>>(q, g.chunk, g.ring, yblocks);
             }
         }

@@ -341,6 +341,10 @@ __global__ void column_sums_finalise(FftGroupParams g)
 // double, O(T1 + T2) per output and step.
 // Block: (kMarchX, kMarchY); grid: (x blocks, y blocks x chunks, tile). Dynamic shared memory:
 // march_shared_bytes.
+// TC > 0 compiles T1 = T2 = TC in (march_kernel picks it for cubic templates up to 8), so that
+// the loops over a row's T2 values and over T1 horizontal sums unroll with constant offsets:
+// the kernel is bound by instruction issue, and with run-time extents their loop control and
+// addressing outnumbered the loads and sums themselves. TC = 0: any extents.
 constexpr int kMarchX = 32, kMarchY = 8;
 
 // Shared bytes: horizontal sums and the ring of `ring` planes (0: recompute).
@@ -349,12 +353,13 @@ inline size_t march_shared_bytes(int T1, int ring)
     return (size_t(2) * (kMarchY + T1 - 1) * kMarchX + size_t(2) * ring * kMarchX * kMarchY) * sizeof(double);
 }
 
+template <int TC>
 __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
     window_sums_finalise(FftGroupParams g, int chunk, int ring, int yblocks)
 {
     extern __shared__ double shared[];
     const FftTile tile = g.tiles[blockIdx.z];
-    const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
+    const int T0 = g.T[0], T1 = TC > 0 ? TC : g.T[1], T2 = TC > 0 ? TC : g.T[2];
     const int yb = blockIdx.y % yblocks;
     const int x0 = blockIdx.x * kMarchX, y0 = yb * kMarchY, q0 = (blockIdx.y / yblocks) * chunk;
     if (x0 >= tile.size[2] || y0 >= tile.size[1] || q0 >= tile.size[0]) return;   // uniform over the block
@@ -379,12 +384,19 @@ __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
                                                  // feed outputs that are not live
     const int64_t row_step = int64_t(kMarchY) * g.F[2];
     const float* first_row = x + int64_t(y0 + threadIdx.y) * g.F[2] + c;   // plane 0
+    // Source rows per thread: at most 2 when TC is compiled in (hy <= 2 kMarchY).
+    constexpr int kPasses = TC > 0 ? (kMarchY + TC - 1 + kMarchY - 1) / kMarchY : 0;
+    const int passes = TC > 0 ? kPasses : (hy + kMarchY - 1) / kMarchY;
     const auto plane_sums = [&](int a, double& b1, double& b2) {
         const float* src = first_row + a * plane;
         __syncthreads();   // the previous plane's horizontal sums are consumed
-        for (int i = threadIdx.y; i < hy; i += kMarchY, src += row_step) {
+#pragma unroll
+        for (int k = 0; k < passes; ++k, src += row_step) {
+            const int i = threadIdx.y + k * kMarchY;
+            if (i >= hy) break;
             double a1 = 0, a2 = 0;
             if (i < rows_in && cols_in) {
+#pragma unroll
                 for (int j = 0; j < T2; ++j) {
                     const double v = src[j];
                     a1 += v;
@@ -396,6 +408,7 @@ __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
         }
         __syncthreads();
         b1 = b2 = 0;
+#pragma unroll
         for (int i = 0; i < T1; ++i) {
             b1 += h1[(threadIdx.y + i) * kMarchX + threadIdx.x];
             b2 += h2[(threadIdx.y + i) * kMarchX + threadIdx.x];
@@ -446,6 +459,22 @@ __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
             v = recomputed(w, g.frame->image, g.taps);
         }
         out[q * out_plane] = fminf(fmaxf(v, -1.f), 1.f);
+    }
+}
+
+// The window_sums_finalise instance for a template of T1 x T2 (rows, columns).
+using MarchKernel = void (*)(FftGroupParams, int, int, int);
+inline MarchKernel march_kernel(int T1, int T2)
+{
+    switch (T1 == T2 ? T1 : 0) {
+    case 2: return window_sums_finalise<2>;
+    case 3: return window_sums_finalise<3>;
+    case 4: return window_sums_finalise<4>;
+    case 5: return window_sums_finalise<5>;
+    case 6: return window_sums_finalise<6>;
+    case 7: return window_sums_finalise<7>;
+    case 8: return window_sums_finalise<8>;
+    default: return window_sums_finalise<0>;
     }
 }
 
