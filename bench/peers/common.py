@@ -145,15 +145,26 @@ def time_stream(run_frame, frames, repeats, warmup, clock=time.perf_counter, syn
 # ---------------------------------------------------------------- machine, versions, output
 
 def cpu_model():
+    """The CPU's model name, with its family, model and widest vector ISA from /proc/cpuinfo
+    (a VM's model name alone, "AMD EPYC", does not tell a Zen 3 from a Zen 4); the same text
+    as flcc-bench's cpu_model (bench/bench_common.h)."""
+    fields = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break   # the first processor is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
     except OSError:
         pass
-    import platform
-    return platform.processor() or "unknown"
+    if "model name" not in fields:
+        import platform
+        return platform.processor() or "unknown"
+    flags = fields.get("flags", "").split()
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE2"
+    return (f"{fields['model name']} (family {fields.get('cpu family', '?')}, "
+            f"model {fields.get('model', '?')}, {isa})")
 
 
 def machine_info(**extra):
