@@ -184,12 +184,13 @@ TEST_CASE("small 2D direct kernels: every column shift, aligned and misaligned d
 TEST_CASE("3D Fourier LCC: several plane chunks per tile, and templates too deep for the ring",
           "[device][numerics]")
 {
-    // window_sums_finalise marches along the planes in chunks (32 planes, or 4 T0 if more) and
+    // window_sums_finalise marches along the planes in chunks (32 planes, or 4 T0 if more;
+    // down to 2 T0 for groups of few blocks, as these small volumes are) and
     // keeps the T0 planes of the window in a shared ring unless it does not fit
-    // (T0 = 24 here), when it recomputes the leaving plane. The shapes of the other cases are
-    // one chunk with the ring; these are the other paths. Each shape names the box that
-    // reaches the path (t64: interior tiles of 33 planes, chunks of 32, ring; t128 and T0 = 24:
-    // interior tiles of 100 planes, chunks of 96, no ring); the other boxes run where they apply.
+    // (T0 = 24 here), when it recomputes the leaving plane. Each shape names the box that
+    // reaches the path (t64: interior tiles of 33 planes, two chunks or more, ring; t128 and
+    // T0 = 24: interior tiles of 100 planes, chunks of 48 or 96, no ring); the other boxes run
+    // where they apply.
     if (skip_without_gpu()) return;
     using ref::Data;
     struct Case {
