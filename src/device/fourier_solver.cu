@@ -144,6 +144,7 @@ struct Group {
     int chunk = 0, ring = 0;      // 3D: window_sums_finalise's planes per block, ring planes
     size_t march_bytes = 0;       // 3D: its dynamic shared memory
     MarchKernel march = nullptr;  // 3D: its instance for the template's extents
+    int march_x = kMarchWide;     // 3D: its block's columns (rows: march_rows)
     DeviceBuffer d_tiles, stats, modes, in, spec, tspec, num, v1, v2, tbox;
     CufftPlan r2c, c2r, t2c;   // batched forward, batched inverse, template forward
     FftGroupParams params{};
@@ -274,6 +275,8 @@ private:
             // little; the ring when it fits 96 KB beside the horizontal sums, else the leaving
             // planes are recomputed.
             const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]);
+            g.march_x = g.tx <= 16 ? kMarchNarrow : kMarchWide;
+            const int mx = g.march_x, my = march_rows(mx);
             g.chunk = std::max(32, 4 * T0);
             // Small groups (the boundary slabs of FULL and SAME regions: a few tiles, thin along
             // some axis) gave the kernel a block per multiprocessor or less, and took ~0.45 ms of
@@ -282,12 +285,12 @@ private:
             int device = 0, sms = 1;
             FLCC_CUDA_TRY(cudaGetDevice(&device));
             FLCC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-            const int64_t columns = int64_t((g.tx + kMarchX - 1) / kMarchX) * ((g.ty + kMarchY - 1) / kMarchY) * nt;
+            const int64_t columns = int64_t((g.tx + mx - 1) / mx) * ((g.ty + my - 1) / my) * nt;
             while (g.chunk / 2 >= 2 * T0 && columns * ((g.tz + g.chunk - 1) / g.chunk) < 4 * int64_t(sms))
                 g.chunk /= 2;
-            g.ring = march_shared_bytes(T1, T0) <= (96u << 10) ? T0 : 0;
-            g.march_bytes = march_shared_bytes(T1, g.ring);
-            g.march = march_kernel(T1, int(p_.templ[2]));
+            g.ring = march_shared_bytes(T1, T0, mx) <= (96u << 10) ? T0 : 0;
+            g.march_bytes = march_shared_bytes(T1, g.ring, mx);
+            g.march = march_kernel(T1, int(p_.templ[2]), mx);
             if (g.march_bytes > (48u << 10) && (r = raise_shared_limit(g.march, g.march_bytes)) != FLCC_SUCCESS)
                 return r;
         }
@@ -415,9 +418,10 @@ private:
                 column_sums_finalise<<<dim3(unsigned((g.tx + 127) / 128), unsigned((g.ty + kColumnRows - 1) / kColumnRows),
                                        unsigned(nt)), 128, 0, s>>>(q);
             } else {
-                const int yblocks = (g.ty + kMarchY - 1) / kMarchY, chunks = (g.tz + g.chunk - 1) / g.chunk;
-                g.march<<<dim3(unsigned((g.tx + kMarchX - 1) / kMarchX), unsigned(yblocks * chunks), unsigned(nt)),
-                                       dim3(kMarchX, kMarchY), g.march_bytes, s>>>(q, g.chunk, g.ring, yblocks);
+                const int mx = g.march_x, my = march_rows(mx);
+                const int yblocks = (g.ty + my - 1) / my, chunks = (g.tz + g.chunk - 1) / g.chunk;
+                g.march<<<dim3(unsigned((g.tx + mx - 1) / mx), unsigned(yblocks * chunks), unsigned(nt)),
+                          dim3(unsigned(mx), unsigned(my)), g.march_bytes, s>>>(q, g.chunk, g.ring, yblocks);
             }
         }
         FLCC_CUDA_TRY(cudaGetLastError());

@@ -339,40 +339,47 @@ __global__ void column_sums_finalise(FftGroupParams g)
 // fits, recomputed otherwise). A plane's box sums are horizontal sums over T2 columns, shared by
 // the block's rows through shared memory, then vertical sums over T1 of them per thread. All in
 // double, O(T1 + T2) per output and step.
-// Block: (kMarchX, kMarchY); grid: (x blocks, y blocks x chunks, tile). Dynamic shared memory:
-// march_shared_bytes.
+// Block: MX columns x MY rows of threads (kMarchThreads in all); grid: (x blocks, y blocks x
+// chunks, tile). Dynamic shared memory: march_shared_bytes. Most groups get wide blocks (32 x 8);
+// groups at most 16 columns wide (the boundary slabs thin along the columns, 7 columns for an
+// 8^3 template) get narrow ones (8 x 32), whose warps are not mostly idle lanes.
 // TC > 0 compiles T1 = T2 = TC in (march_kernel picks it for cubic templates up to 8), so that
 // the loops over a row's T2 values and over T1 horizontal sums unroll with constant offsets:
 // the kernel is bound by instruction issue, and with run-time extents their loop control and
 // addressing outnumbered the loads and sums themselves. TC = 0: any extents.
-constexpr int kMarchX = 32, kMarchY = 8;
+constexpr int kMarchThreads = 256, kMarchWide = 32, kMarchNarrow = 8;
 
-// Shared bytes: horizontal sums and the ring of `ring` planes (0: recompute).
-inline size_t march_shared_bytes(int T1, int ring)
+// Rows of a block of mx columns.
+inline int march_rows(int mx) { return kMarchThreads / mx; }
+
+// Shared bytes: horizontal sums and the ring of `ring` planes (0: recompute), for blocks of mx
+// columns.
+inline size_t march_shared_bytes(int T1, int ring, int mx)
 {
-    return (size_t(2) * (kMarchY + T1 - 1) * kMarchX + size_t(2) * ring * kMarchX * kMarchY) * sizeof(double);
+    return (size_t(2) * (march_rows(mx) + T1 - 1) * mx + size_t(2) * ring * kMarchThreads) * sizeof(double);
 }
 
-template <int TC>
-__global__ void __launch_bounds__(kMarchX * kMarchY, 3)
+template <int TC, int MX>
+__global__ void __launch_bounds__(kMarchThreads, 3)
     window_sums_finalise(FftGroupParams g, int chunk, int ring, int yblocks)
 {
+    constexpr int MY = kMarchThreads / MX;
     extern __shared__ double shared[];
     const FftTile tile = g.tiles[blockIdx.z];
     const int T0 = g.T[0], T1 = TC > 0 ? TC : g.T[1], T2 = TC > 0 ? TC : g.T[2];
     const int yb = blockIdx.y % yblocks;
-    const int x0 = blockIdx.x * kMarchX, y0 = yb * kMarchY, q0 = (blockIdx.y / yblocks) * chunk;
+    const int x0 = blockIdx.x * MX, y0 = yb * MY, q0 = (blockIdx.y / yblocks) * chunk;
     if (x0 >= tile.size[2] || y0 >= tile.size[1] || q0 >= tile.size[0]) return;   // uniform over the block
     const int q1 = min(q0 + chunk, tile.size[0]);
     const int c = x0 + threadIdx.x, r = y0 + threadIdx.y;
     const bool live = c < tile.size[2] && r < tile.size[1];
     const int64_t plane = int64_t(g.F[1]) * g.F[2];
     const float* x = g.in + int64_t(blockIdx.z) * g.F[0] * plane;
-    const int hy = kMarchY + T1 - 1, me = threadIdx.y * kMarchX + threadIdx.x;
-    constexpr int nthreads = kMarchX * kMarchY;
+    const int hy = MY + T1 - 1, me = threadIdx.y * MX + threadIdx.x;
+    constexpr int nthreads = kMarchThreads;
     double* h1 = shared;
-    double* h2 = h1 + hy * kMarchX;
-    double* ring1 = h2 + hy * kMarchX;
+    double* h2 = h1 + hy * MX;
+    double* ring1 = h2 + hy * MX;
     double* ring2 = ring1 + ring * nthreads;
 
     // Box sums of plane a at this thread's output column; every thread of the block calls it.
@@ -382,17 +389,17 @@ __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
     const int rows_in = min(hy, g.F[1] - y0);   // patch rows inside the box
     const bool cols_in = c + T2 <= g.F[2];       // rows and columns beyond the box only ever
                                                  // feed outputs that are not live
-    const int64_t row_step = int64_t(kMarchY) * g.F[2];
+    const int64_t row_step = int64_t(MY) * g.F[2];
     const float* first_row = x + int64_t(y0 + threadIdx.y) * g.F[2] + c;   // plane 0
-    // Source rows per thread: at most 2 when TC is compiled in (hy <= 2 kMarchY).
-    constexpr int kPasses = TC > 0 ? (kMarchY + TC - 1 + kMarchY - 1) / kMarchY : 0;
-    const int passes = TC > 0 ? kPasses : (hy + kMarchY - 1) / kMarchY;
+    // Source rows per thread: at most 2 when TC is compiled in (hy <= 2 MY).
+    constexpr int kPasses = TC > 0 ? (MY + TC - 1 + MY - 1) / MY : 0;
+    const int passes = TC > 0 ? kPasses : (hy + MY - 1) / MY;
     const auto plane_sums = [&](int a, double& b1, double& b2) {
         const float* src = first_row + a * plane;
         __syncthreads();   // the previous plane's horizontal sums are consumed
 #pragma unroll
         for (int k = 0; k < passes; ++k, src += row_step) {
-            const int i = threadIdx.y + k * kMarchY;
+            const int i = threadIdx.y + k * MY;
             if (i >= hy) break;
             double a1 = 0, a2 = 0;
             if (i < rows_in && cols_in) {
@@ -403,15 +410,15 @@ __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
                     a2 = fma(v, v, a2);
                 }
             }
-            h1[i * kMarchX + threadIdx.x] = a1;
-            h2[i * kMarchX + threadIdx.x] = a2;
+            h1[i * MX + threadIdx.x] = a1;
+            h2[i * MX + threadIdx.x] = a2;
         }
         __syncthreads();
         b1 = b2 = 0;
 #pragma unroll
         for (int i = 0; i < T1; ++i) {
-            b1 += h1[(threadIdx.y + i) * kMarchX + threadIdx.x];
-            b2 += h2[(threadIdx.y + i) * kMarchX + threadIdx.x];
+            b1 += h1[(threadIdx.y + i) * MX + threadIdx.x];
+            b2 += h2[(threadIdx.y + i) * MX + threadIdx.x];
         }
     };
 
@@ -462,20 +469,26 @@ __global__ void __launch_bounds__(kMarchX * kMarchY, 3)
     }
 }
 
-// The window_sums_finalise instance for a template of T1 x T2 (rows, columns).
+// The window_sums_finalise instance for a template of T1 x T2 (rows, columns) and blocks of MX
+// columns.
 using MarchKernel = void (*)(FftGroupParams, int, int, int);
-inline MarchKernel march_kernel(int T1, int T2)
+template <int MX>
+MarchKernel march_instance(int T1, int T2)
 {
     switch (T1 == T2 ? T1 : 0) {
-    case 2: return window_sums_finalise<2>;
-    case 3: return window_sums_finalise<3>;
-    case 4: return window_sums_finalise<4>;
-    case 5: return window_sums_finalise<5>;
-    case 6: return window_sums_finalise<6>;
-    case 7: return window_sums_finalise<7>;
-    case 8: return window_sums_finalise<8>;
-    default: return window_sums_finalise<0>;
+    case 2: return window_sums_finalise<2, MX>;
+    case 3: return window_sums_finalise<3, MX>;
+    case 4: return window_sums_finalise<4, MX>;
+    case 5: return window_sums_finalise<5, MX>;
+    case 6: return window_sums_finalise<6, MX>;
+    case 7: return window_sums_finalise<7, MX>;
+    case 8: return window_sums_finalise<8, MX>;
+    default: return window_sums_finalise<0, MX>;
     }
+}
+inline MarchKernel march_kernel(int T1, int T2, int mx)
+{
+    return mx == kMarchNarrow ? march_instance<kMarchNarrow>(T1, T2) : march_instance<kMarchWide>(T1, T2);
 }
 
 }  // namespace flcc::device
