@@ -105,7 +105,7 @@ void TemplateMarginals::compute(const float* taps, const Extent& t)
             }
 }
 
-Background::Background(const Extent& max_box) : col_sums_(max_box[2])
+Background::Background(const Extent& max_box, const KernelSet& ks) : ks_(ks), col_sums_(max_box[2])
 {
     sums_[0].resize(size_t(max_box[0]));
     sums_[1].resize(size_t(max_box[1]));
@@ -126,34 +126,16 @@ void Background::begin(const Extent& box)
 
 void Background::copy_row(float* __restrict dst, const float* __restrict src, int64_t a, int64_t i)
 {
-    // Sixteen partial sums, so that the loop vectorises; float suffices: the background need not
-    // be exact, only known exactly, and the energy is an estimate. The column means come from
-    // every kColumnStride-th row (of each plane), which is plenty for a background.
+    // Float suffices: the background need not be exact, only known exactly, and the energy is
+    // an estimate. The column means come from every kColumnStride-th row (of each plane), which
+    // is plenty for a background.
     const int64_t n = box_[2];
     if (i % kColumnStride == 0) {
         float* __restrict cols = col_sums_.data();
         for (int64_t c = 0; c < n; ++c) cols[c] += src[c];
     }
-    float ps[16] = {}, pq[16] = {};
-    int64_t c = 0;
-    for (; c + 16 <= n; c += 16)
-        for (int l = 0; l < 16; ++l) {
-            const float x = src[c + l];
-            dst[c + l] = x;
-            ps[l] += x;
-            pq[l] += x * x;
-        }
     float sum = 0, squares = 0;
-    for (int l = 0; l < 16; ++l) {
-        sum += ps[l];
-        squares += pq[l];
-    }
-    for (; c < n; ++c) {
-        const float x = src[c];
-        dst[c] = x;
-        sum += x;
-        squares += x * x;
-    }
+    ks_.copy_moments(dst, src, n, sum, squares);
     sums_[0][size_t(a)] += sum;
     sums_[1][size_t(i)] += sum;
     energy_ += squares;

@@ -41,7 +41,8 @@ struct TemplateMarginals {
 // subtracted, and correlated with the template. Per-thread scratch, sized for the largest box.
 class Background {
 public:
-    explicit Background(const Extent& max_box);
+    // `ks`: the kernels of the copy (copy_moments).
+    Background(const Extent& max_box, const KernelSet& ks);
 
     // Starts a box of extent `box`.
     void begin(const Extent& box);
@@ -63,6 +64,7 @@ public:
     const double* along(int a) const { return along_[a].data(); }
 
 private:
+    const KernelSet& ks_;
     Extent box_{};
     double energy_ = 0, constant_ = 0;
     float mean_ = 0;

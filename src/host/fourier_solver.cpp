@@ -152,16 +152,6 @@ fftwf_complex* as_complex(AlignedArray<float>& a)
     return reinterpret_cast<fftwf_complex*>(a.data());
 }
 
-// s *= w over n complex values, interleaved.
-void multiply_spectra(float* __restrict s, const float* __restrict w, int64_t n)
-{
-    for (int64_t k = 0; k < n; ++k) {
-        const float a = s[2 * k], b = s[2 * k + 1], c = w[2 * k], d = w[2 * k + 1];
-        s[2 * k] = a * c - b * d;
-        s[2 * k + 1] = a * d + b * c;
-    }
-}
-
 // Cost model, seconds per frame, calibrated on the 2-core development machine (AMD EPYC with
 // AVX-512; FFTW 3.3.10, whose codelets there are AVX): FFTW_MEASURE pair timings of square and
 // cubic boxes (an r2c + c2r pair costs 0.17-0.20 ns per V log2 V up to 512^2, 0.3-0.4 beyond
@@ -202,7 +192,7 @@ void add_background(float* __restrict x, int64_t n, double base, const double* _
 class FourierExecutor final : public Executor, private Numerator {
 public:
     FourierExecutor(const Problem& p, const Extent& tile, bool whole)
-        : p_(p), runner_(p, select_kernel_set(), tile, 1, 1), cut_(p, runner_.layout(), whole),
+        : p_(p), ks_(select_kernel_set()), runner_(p, ks_, tile, 1, 1), cut_(p, runner_.layout(), whole),
           pool_(cut_.pool_threads), taps_(p.templ_elems())
     {
         for (int t = 0; t < pool_.size(); ++t) {
@@ -212,7 +202,7 @@ public:
             fft_scratch_.back().spectrum = AlignedArray<float>(2 * cut_.max_complex);
             if (p.op == Op::lcorr) {
                 const Extent& in = runner_.layout().in;
-                fft_scratch_.back().background = std::make_unique<Background>(in);
+                fft_scratch_.back().background = std::make_unique<Background>(in, ks_);
             }
         }
         // FFTW_MEASURE (slow to plan, up to 2x faster to run) for the shapes doing at least a
@@ -324,7 +314,7 @@ private:
         const double energy = background ? bg->subtract(real, n) : bg != nullptr ? bg->energy() : 0;
 
         s.fft->forward(real, as_complex(b.spectrum));
-        multiply_spectra(b.spectrum.data(), s.filter.data(), RealFft::complex_elems(n));
+        ks_.multiply_spectra(b.spectrum.data(), s.filter.data(), RealFft::complex_elems(n));
         s.fft->inverse(as_complex(b.spectrum), real);
 
         // The numerator, plus the background's correlation with the template (in double, one
@@ -376,6 +366,7 @@ private:
     }
 
     Problem p_;
+    const KernelSet& ks_;
     TileRunner runner_;
     Cut cut_;
     ThreadPool pool_;

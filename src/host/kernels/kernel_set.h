@@ -86,6 +86,13 @@ struct KernelSet {
                                int64_t p, int64_t rows, int64_t cols, double* z1, double* z2,
                                int64_t z_row);
     void (*lcc_plane)(const LccPlaneArgs& a);
+
+    // The Fourier numerator's passes over its transform buffers.
+    // dst = src over n floats; sum and squares receive the sum and the sum of squares of src,
+    // accumulated in float per vector lane (the background's estimates, not exact sums).
+    void (*copy_moments)(float* dst, const float* src, int64_t n, float& sum, float& squares);
+    // s *= w over n complex values stored as interleaved (re, im) floats.
+    void (*multiply_spectra)(float* s, const float* w, int64_t n);
 };
 
 const KernelSet* kernel_set_baseline();

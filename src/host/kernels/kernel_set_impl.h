@@ -31,6 +31,8 @@ inline KernelSet make_kernel_set(const char* isa)
     k.plane_sums_init = &plane_sums_init;
     k.plane_sums_advance = &plane_sums_advance;
     k.lcc_plane = &lcc_plane;
+    k.copy_moments = &copy_moments;
+    k.multiply_spectra = &multiply_spectra;
     return k;
 }
 

@@ -1,5 +1,6 @@
 // Element-wise passes over a tile: copying image values in, centred, while gathering their
-// statistics (the finite check rides on this pass), and the slow path for extreme magnitudes.
+// statistics (the finite check rides on this pass), the slow path for extreme magnitudes, and
+// the Fourier numerator's copy into its transform buffer and its spectral product.
 #pragma once
 
 #include "host/kernels/kernel_set.h"
@@ -90,6 +91,61 @@ inline double sum(const float* src, int64_t n, bool& integral)
     }
     if (!(f == 0)) integral = false;
     return s;
+}
+
+// dst = src, with the sum and the sum of squares of src in float, one partial sum per lane.
+inline void copy_moments(float* __restrict dst, const float* __restrict src, int64_t n,
+                         float& sum, float& squares)
+{
+    vf s{}, q{};
+    int64_t i = 0;
+    for (; i + kFloats <= n; i += kFloats) {
+        const vf v = loadu(src + i);
+        storeu(dst + i, v);
+        s += v;
+        q = fmadd(v, v, q);
+    }
+    float ts = 0, tq = 0;
+    for (int k = 0; k < kFloats; ++k) {
+        ts += s[k];
+        tq += q[k];
+    }
+    for (; i < n; ++i) {
+        const float v = src[i];
+        dst[i] = v;
+        ts += v;
+        tq += v * v;
+    }
+    sum = ts;
+    squares = tq;
+}
+
+// s *= w over n interleaved complex values: with the filter's real parts duplicated into both
+// lanes of a pair (c, c), its imaginary parts likewise (d, d) and the spectrum's pairs swapped
+// (b, a), fmaddsub gives (a c - b d, b c + a d) in one fused step.
+inline void multiply_spectra(float* __restrict s, const float* __restrict w, int64_t n)
+{
+    int64_t k = 0;
+#if FLCC_VECTOR_BYTES == 64
+    for (; k + kFloats / 2 <= n; k += kFloats / 2) {
+        const __m512 a = _mm512_loadu_ps(s + 2 * k), b = _mm512_loadu_ps(w + 2 * k);
+        const __m512 swapped = _mm512_permute_ps(a, 0xB1);
+        const __m512 im = _mm512_mul_ps(swapped, _mm512_movehdup_ps(b));
+        _mm512_storeu_ps(s + 2 * k, _mm512_fmaddsub_ps(a, _mm512_moveldup_ps(b), im));
+    }
+#elif FLCC_VECTOR_BYTES == 32
+    for (; k + kFloats / 2 <= n; k += kFloats / 2) {
+        const __m256 a = _mm256_loadu_ps(s + 2 * k), b = _mm256_loadu_ps(w + 2 * k);
+        const __m256 swapped = _mm256_permute_ps(a, 0xB1);
+        const __m256 im = _mm256_mul_ps(swapped, _mm256_movehdup_ps(b));
+        _mm256_storeu_ps(s + 2 * k, _mm256_fmaddsub_ps(a, _mm256_moveldup_ps(b), im));
+    }
+#endif
+    for (; k < n; ++k) {
+        const float a = s[2 * k], b = s[2 * k + 1], c = w[2 * k], d = w[2 * k + 1];
+        s[2 * k] = a * c - b * d;
+        s[2 * k + 1] = a * d + b * c;
+    }
 }
 
 }  // namespace flcc::host::FLCC_ISA_NS
