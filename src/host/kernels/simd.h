@@ -53,12 +53,20 @@ FLCC_INLINE vf splat(float s) { return (vf)_mm_set1_ps(s); }
 FLCC_INLINE vd splat(double s) { return (vd)_mm_set1_pd(s); }
 #endif
 
-// kDoubles floats widened to doubles.
+// kDoubles floats widened to doubles: one conversion from memory. (GCC 12 lowers
+// __builtin_convertvector to 512 bits as a 256-bit load, an extract, two 256-bit conversions
+// and an insert: five instructions on the window sums' hottest line.)
 FLCC_INLINE vd load_widen(const float* p)
 {
+#if FLCC_VECTOR_BYTES == 64
+    return (vd)_mm512_cvtps_pd(_mm256_loadu_ps(p));
+#elif FLCC_VECTOR_BYTES == 32
+    return (vd)_mm256_cvtps_pd(_mm_loadu_ps(p));
+#else
     vfh h;
     std::memcpy(&h, p, sizeof h);
     return __builtin_convertvector(h, vd);
+#endif
 }
 
 FLCC_INLINE vd vmin(vd a, vd b) { return a < b ? a : b; }
