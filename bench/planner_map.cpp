@@ -9,9 +9,10 @@
 //      the planner's budget),
 //   2. plans with FLCC_ESTIMATE (the cost model's pick, without timing),
 //   3. times every candidate again, independently of the planner, by forcing it by name: all
-//      candidates are executed round-robin (one run of each per round, each round starting
-//      with the next candidate) so that they share the machine's noise; the per-candidate time
-//      is the median over --repeats rounds.
+//      candidates are executed in rounds (one timed run of each per round, right after an
+//      untimed run of the same candidate, in a new random order every round) so that they share
+//      the machine's noise and each runs on its own warm data; the per-candidate time is the
+//      median over --repeats rounds.
 // The regret of a pick is its independent time over the best candidate's independent time: the
 // planner's own measurements cannot judge the planner. A candidate whose warm-up run takes more
 // than --cutoff times the best warm-up (after a second try) and more than 50 ms is not repeated:
@@ -224,18 +225,29 @@ bool run_cell(const Args& a, const Cell& c, const std::string& machine)
     // Cutting off saves time only on slow candidates; short ones are always repeated, so a
     // noisy warm-up cannot disqualify a fast solver.
     auto cut = [&](const Candidate& k) { return k.warm_s > a.cutoff * best_warm && k.warm_s > 0.05; };
-    // Each round starts with the next candidate: in a fixed order the first one always ran
-    // right after the last (often the slowest, whose data had just displaced everyone's from the
-    // caches), which made the planner's usual pick look up to 1.8x slower than it is at small
-    // sizes.
-    for (int rep = 0; ok && rep < reps; ++rep)
-        for (size_t j = 0; j < cands.size(); ++j) {
-            auto& k = cands[(j + size_t(rep)) % cands.size()];
+    // Every timed run follows an untimed run of the same candidate (with another template
+    // value, so SINGLE still prepares one), and each round visits the candidates in a new
+    // random order. All candidates share the input and output buffers, so a run's speed at
+    // small sizes depends on whose data the run before it left in the caches: in a fixed cyclic
+    // order (each round merely starting with the next candidate, until stop 14) every
+    // candidate had the same predecessor in almost every round, and the one listed after the
+    // planner's usual pick (often the generic kernel after a specialised one) found its data
+    // warm while the pick found the previous candidate's. Now each candidate is timed on its
+    // own warm data, as repeated execs of one plan run (and as flcc-bench times them), and the
+    // rounds still spread the machine's load over all of them.
+    std::mt19937 order_rng(7);
+    std::vector<size_t> order(cands.size());
+    for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+    for (int rep = 0; ok && rep < reps; ++rep) {
+        std::shuffle(order.begin(), order.end(), order_rng);
+        for (size_t j : order) {
+            auto& k = cands[j];
             if (cut(k)) continue;
-            const double t = exec(k.plan, rep);
+            const double t = exec(k.plan, rep + 3) < 0 ? -1.0 : exec(k.plan, rep);
             if (t < 0) { ok = fail(("executing " + k.name).c_str(), FLCC_EXEC_FAILED); break; }
             k.t.push_back(t);
         }
+    }
 
     if (ok) {
         std::string best;

@@ -9,7 +9,7 @@
 
 For each cell, flcc-planner-map (bench/planner_map.cpp) records the planner's pick (MEASURE),
 the cost model's pick (ESTIMATE), every candidate's time as the planner measured it, and every
-candidate timed again independently (forced by name, round-robin, median). Regret = the pick's
+candidate timed again independently (forced by name, in rounds of random order, each timed run right after an untimed run of the same candidate; median). Regret = the pick's
 independent time / the fastest candidate's independent time. DESIGN.md section 5: the pick is
 within 10% of the fastest (regret <= 1.1) on >= 95% of cells.
 
