@@ -176,7 +176,9 @@ FLCC_API const char *flcc_plan_method(flcc_plan plan);
 FLCC_API flcc_result flcc_plan_output_size(flcc_plan plan, flcc_size *out);
 
 /** Number of candidates the planner considered for this plan (MEASURE: all applicable
- *  solvers it timed; ESTIMATE: all it costed; forced or wisdom: 1). */
+ *  solvers it timed; ESTIMATE: all it costed; forced or wisdom: 1). A Fourier variant whose box
+ *  is larger than the problem needs, so that a smaller variant makes the same computation, is
+ *  not a candidate (it can still be forced by name). */
 FLCC_API int flcc_plan_candidate_count(flcc_plan plan);
 
 /** The i-th candidate's solver name and its measured (MEASURE) or estimated (ESTIMATE) time per

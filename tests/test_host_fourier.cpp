@@ -8,9 +8,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -302,4 +305,51 @@ TEST_CASE("Fourier: applicability follows box, template and memory", "[fourier]"
           FLCC_METHOD_NOT_APPLICABLE);
     CHECK(plans("host.fourier2.t64", 3, {20, 20, 20}, {5, 5, 5}, FLCC_FULL) ==
           FLCC_METHOD_NOT_APPLICABLE);
+}
+
+TEST_CASE("Fourier: a box larger than the problem needs is no candidate, and forced still runs",
+          "[fourier][planner]")
+{
+    // LCC 100 x 90, 8 x 8, full: boxes of 107 x 97. t64 tiles, t128 takes the whole output, and
+    // t256 .. t4096 would make t128's computation again: ESTIMATE (which lists every candidate
+    // it costs) and MEASURE list none of them.
+    for (flcc_rigor rigor : {FLCC_ESTIMATE, FLCC_MEASURE}) {
+        flcc_wisdom_forget();
+        flcc_options o;
+        flcc_options_init(&o);
+        o.platform = FLCC_HOST;
+        o.rigor = rigor;
+        flcc_plan p = nullptr;
+        REQUIRE(flcc_plan_create(&p, FLCC_LCORR, 2, flcc_size{100, 90, 1}, flcc_size{8, 8, 1}, &o) ==
+                FLCC_SUCCESS);
+        std::vector<std::string> names;
+        for (int i = 0; i < flcc_plan_candidate_count(p); ++i) {
+            const char* name = nullptr;
+            double t = 0;
+            REQUIRE(flcc_plan_candidate(p, i, &name, &t) == FLCC_SUCCESS);
+            names.push_back(name);
+        }
+        flcc_destroy(p);
+        INFO("rigor " << int(rigor));
+        const auto listed = [&](const char* n) {
+            return std::find(names.begin(), names.end(), n) != names.end();
+        };
+        CHECK(listed("host.fourier2.t64"));
+        CHECK(listed("host.fourier2.t128"));
+        CHECK(listed("host.fourier2.whole"));
+        for (const char* n : {"host.fourier2.t256", "host.fourier2.t512", "host.fourier2.t1024",
+                              "host.fourier2.t2048", "host.fourier2.t4096"})
+            CHECK_FALSE(listed(n));
+    }
+    flcc_wisdom_forget();
+    // Forced by name, the larger box runs and computes exactly what t128 computes.
+    const ref::Shape s{2, {100, 90, 1}, {8, 8, 1}, FLCC_FULL};
+    std::mt19937 rng(5);
+    const auto img = ref::make_data(Data::uniform, s, true, rng);
+    const auto t = ref::make_data(Data::uniform, s, false, rng);
+    const th::Run small = run_with("host.fourier2.t128", FLCC_LCORR, s, img, t);
+    const th::Run large = run_with("host.fourier2.t4096", FLCC_LCORR, s, img, t);
+    REQUIRE(small.result == FLCC_SUCCESS);
+    REQUIRE(large.result == FLCC_SUCCESS);
+    CHECK(small.out == large.out);
 }

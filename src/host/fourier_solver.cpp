@@ -377,6 +377,10 @@ private:
     TemplateMarginals marginals_;   // LCC: for the background's correlation
 };
 
+// The box sizes of the tiled variants: powers of two from these up (register_host_fourier).
+constexpr int kSmallestBox[4] = {0, 0, 64, 16};
+constexpr int kLargestBox[4] = {0, 0, 4096, 256};
+
 class FourierSolver final : public Solver {
 public:
     // box = 0: the whole variant.
@@ -396,6 +400,16 @@ public:
         if (!tile_of(p, tile)) return false;
         const TileRunner runner(p, select_kernel_set(), tile, 1, 1);
         return Cut(p, runner.layout(), box_ == 0).fft_bytes <= kFftBudgetBytes;
+    }
+
+    // The variant of half this box (registered before it) leaves every axis untiled too when
+    // each axis's box fits half of it: same tiles, same FFT sizes, same computation.
+    bool repeats_smaller_variant(const Problem& p) const override
+    {
+        if (box_ == 0 || box_ <= kSmallestBox[dim_]) return false;
+        for (int a = dim_ == 2 ? 1 : 0; a < 3; ++a)
+            if (p.out[a] + p.templ[a] - 1 > box_ / 2) return false;
+        return true;
     }
 
     double estimate_seconds(const Problem& p) const override
@@ -481,11 +495,11 @@ void register_host_fourier(SolverList& list)
 {
     static std::vector<std::unique_ptr<host::FourierSolver>> solvers = [] {
         std::vector<std::unique_ptr<host::FourierSolver>> s;
-        for (int b = 64; b <= 4096; b *= 2)
-            s.push_back(std::make_unique<host::FourierSolver>(2, b));
-        s.push_back(std::make_unique<host::FourierSolver>(2, 0));
-        for (int b = 16; b <= 256; b *= 2) s.push_back(std::make_unique<host::FourierSolver>(3, b));
-        s.push_back(std::make_unique<host::FourierSolver>(3, 0));
+        for (int dim : {2, 3}) {
+            for (int b = host::kSmallestBox[dim]; b <= host::kLargestBox[dim]; b *= 2)
+                s.push_back(std::make_unique<host::FourierSolver>(dim, b));
+            s.push_back(std::make_unique<host::FourierSolver>(dim, 0));
+        }
         return s;
     }();
     for (const auto& s : solvers) list.push_back(s.get());

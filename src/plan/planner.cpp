@@ -239,7 +239,7 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
 
     std::vector<std::pair<double, const Solver*>> cands;
     for (const Solver* s : all_solvers())
-        if (on_platform(*s, opts.platform, device_ok) && s->applicable(p))
+        if (on_platform(*s, opts.platform, device_ok) && s->applicable(p) && !s->repeats_smaller_variant(p))
             cands.push_back({s->estimate_seconds(p), s});
     if (cands.empty()) return FLCC_METHOD_NOT_APPLICABLE;
     std::stable_sort(cands.begin(), cands.end(),

@@ -52,6 +52,12 @@ public:
     virtual flcc_platform platform() const = 0;
     virtual bool applicable(const Problem& p) const = 0;
 
+    // True when a variant of this solver registered before it makes exactly the same
+    // computation for p (a Fourier box larger than the problem needs: the smaller box leaves
+    // the same axes untiled). The planner neither times nor lists such a candidate (its timing
+    // would differ from the other's by noise alone); forced by name, it runs.
+    virtual bool repeats_smaller_variant(const Problem&) const { return false; }
+
     // Cost model: predicted seconds per frame (ESTIMATE rigour, ordering of MEASURE).
     virtual double estimate_seconds(const Problem& p) const = 0;
 
