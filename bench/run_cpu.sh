@@ -118,7 +118,10 @@ if [ "$quick" = 1 ]; then
     "$py" "$root/bench/report.py" --results "$results" >"$results/report.md"
     grep -c '|' "$results/report.md" >/dev/null   # the report has tables
 else
-    # every results folder: GPU runs copied into bench/results/ join the targets table
-    "$py" "$root/bench/report.py" | tee "$results/report.md"
+    # This machine's folder gets its own report (a report over every folder mixes machines:
+    # its planner row once counted another machine's cells); every folder's, GPU runs copied
+    # into bench/results/ included, goes to the terminal.
+    "$py" "$root/bench/report.py" --results "$results" >"$results/report.md"
+    "$py" "$root/bench/report.py"
 fi
 say "done in $(( $(date +%s) - start )) s; results in $results"
