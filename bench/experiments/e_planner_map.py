@@ -4,7 +4,7 @@
   2D: templates 2..32 x images 32..4096 (powers of two)   3D: templates 2..8 x images 8..256
   ops: LCC and convolution, full region (FLCC's default), SINGLE, all threads.
   Default grid: templates 2, 4, 8, 16, 32 x images 32..2048 (3D: 2, 4, 8 x 8..128), 100 cells,
-  about 4 minutes on 2 cores, so that the whole CPU run stays under 20; --full-grid: every
+  about 5 minutes on 2 cores, so that the whole CPU run stays under 20; --full-grid: every
   template size and the largest images too (580 cells, about 30 minutes).
 
 For each cell, flcc-planner-map (bench/planner_map.cpp) records the planner's pick (MEASURE),
