@@ -264,7 +264,7 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     if (!st.finite && p_.check_finite) return false;
 
     double tau_abs = -1;   // exact mode unless set below
-    double small_s2 = 0, tile_m2 = 0;
+    double small_s2 = 0;
     if (lcorr && st.finite) {
         // The magnitude of the values real windows see: image values only. Boundary tiles have
         // c = 0, so their padding is 0; interior tiles' real windows never reach the -c fill.
@@ -283,7 +283,6 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
             });
         }
         const double n = double(volume(p_.templ));
-        if (numerator.transform_numerator()) tile_m2 = std::max(m * m, 0x1p-1000);
         const double len = double(l.in[2]) + 16;
         const double biggest_partial = len * double(p_.templ[0] * p_.templ[1]) * m * m;
         // Exact: integers, every partial sum below 2^52 and n*m <= 2^26, so that n*S2 and S1^2
@@ -343,7 +342,6 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
             a.n = double(volume(p_.templ));
             a.tau_abs = tau_abs;
             a.small_s2 = small_s2;
-            a.tile_m2 = tile_m2;
             a.v1 = s.v1.data();
             a.v2 = s.v2.data();
             a.q1 = s.q1.data();

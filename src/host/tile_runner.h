@@ -95,9 +95,6 @@ public:
     virtual const float* lcc_taps() const { return nullptr; }
     // The sum of lcc_taps() in double.
     virtual double lcc_tap_sum() const { return 0; }
-    // True when the numerator comes from a transform (FFT): its error then follows the tile's
-    // magnitude, and windows are recomputed on that criterion instead of their own mean's.
-    virtual bool transform_numerator() const { return false; }
 };
 
 class TileRunner {

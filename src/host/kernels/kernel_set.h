@@ -39,10 +39,6 @@ struct LccPlaneArgs {
     int64_t t1 = 0, t2 = 0;
     double n = 0;                 // template elements
     double tau_abs = 0;           // guard on n*S2 - S1^2; negative selects exact mode (D <= 0)
-    double tile_m2 = 0;           // > 0: the numerator came from a transform, whose error per
-                                  // output is about u log2(N) times the tile's RMS (bounded by
-                                  // sqrt(tile_m2)) whatever the window; windows are recomputed
-                                  // where it could approach 1e-5 (tile_m2 > 2 D)
     double small_s2 = 0;          // guarded mode: windows the guard zeroes whose S2 lies in
                                   // (0, small_s2) are far smaller than the tile's magnitude, so
                                   // the tile-wide bound overstates their error: recompute them

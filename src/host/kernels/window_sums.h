@@ -153,10 +153,9 @@ struct DoubleRow {
 };
 
 // The LCC rows of one output plane; `row(r)` gives source row r, `zero` a row of zeros.
-// Exact: exact mode (a.tau_abs < 0); Transform: the numerator came from a transform
-// (a.tile_m2 > 0). Compiled in, they leave the inner loop free of branches and of constants
-// that AVX2's 16 registers would spill.
-template <bool Exact, bool Transform, class Row, class RowAt>
+// Exact: exact mode (a.tau_abs < 0). Compiled in, it leaves the inner loop free of branches
+// and of constants that AVX2's 16 registers would spill.
+template <bool Exact, class Row, class RowAt>
 FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, const Row zero_row)
 {
     const LccPlaneArgs a = args;   // locals: the stores below cannot alias them
@@ -186,7 +185,6 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
     // mode; otherwise its rounding (at most 2u * n*s2) is inside the guard's relative term.
     // `far` flags resolvable windows whose mean is far from the centring (kappa > kRecentre).
     const vd k2 = splat(kRecentre * kRecentre), small = splat(Exact ? 0.0 : a.small_s2);
-    const vd energy = splat(a.n * a.tile_m2), k2_transform = splat(2.0);
     const auto variance = [&](int64_t c, vd& d, vl& far) {
         const vd s1 = loadu(a.q1 + c + a.t2) - loadu(a.q1 + c);
         const vd s2 = loadu(a.q2 + c + a.t2) - loadu(a.q2 + c);
@@ -194,12 +192,7 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
         const vd dn = fmadd(-s1, s1, p1);
         const vd limit = Exact ? vd{} : tau + rel * p1;
         d = dn > limit ? dn * inv_n : vd{};
-        vl ill;
-        if constexpr (Transform)
-            ill = energy > k2_transform * dn;
-        else
-            ill = s1 * s1 > k2 * dn;
-        far = (dn > limit) & ill;
+        far = (dn > limit) & (s1 * s1 > k2 * dn);
         if constexpr (!Exact) far |= (dn <= limit) & (s2 > 0) & (s2 < small);   // exact: small = 0
     };
 
@@ -229,30 +222,29 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
     }
 }
 
-template <bool Exact, bool Transform>
+template <bool Exact>
 void lcc_plane_mode(const LccPlaneArgs& a)
 {
     if (a.z1 == nullptr) {
         const float* x = a.x;
         const int64_t xr = a.x_row;
-        lcc_plane_rows<Exact, Transform, FloatRow>(a, [=](int64_t r) { return FloatRow{x + r * xr}; },
+        lcc_plane_rows<Exact, FloatRow>(a, [=](int64_t r) { return FloatRow{x + r * xr}; },
                                                    FloatRow{reinterpret_cast<const float*>(a.zeros)});
     } else {
         const double* z1 = a.z1;
         const double* z2 = a.z2;
         const int64_t zr = a.z_row;
-        lcc_plane_rows<Exact, Transform, DoubleRow>(
+        lcc_plane_rows<Exact, DoubleRow>(
             a, [=](int64_t r) { return DoubleRow{z1 + r * zr, z2 + r * zr}; }, DoubleRow{a.zeros, a.zeros});
     }
 }
 
 inline void lcc_plane(const LccPlaneArgs& a)
 {
-    const bool exact = a.tau_abs < 0, transform = a.tile_m2 > 0;
-    if (exact)
-        transform ? lcc_plane_mode<true, true>(a) : lcc_plane_mode<true, false>(a);
+    if (a.tau_abs < 0)
+        lcc_plane_mode<true>(a);
     else
-        transform ? lcc_plane_mode<false, true>(a) : lcc_plane_mode<false, false>(a);
+        lcc_plane_mode<false>(a);
 }
 
 // 3D: z = sum over planes [p, p + t0) of x and x^2.
