@@ -162,15 +162,21 @@ Problem timing_proxy(const Problem& p, double& scale)
 constexpr double kMeasureBudget = 1.0;
 
 // The run-off: candidates within kRunoffSpread of the fastest (kRunoffSize at most) are timed
-// again, one run each in turn, for up to kRunoffRounds rounds within kRunoffBudget seconds, and
-// the lowest median of those runs wins. Candidates timed seconds apart meet different load on a
-// shared machine; alternating them puts the same load on each. (One pass alone picked within
-// 10% of the fastest on ~82% of the planner map's cells, most misses between candidates within
-// a factor 1.1-2 of each other.)
+// again, in turn, for up to kRunoffRounds rounds within kRunoffBudget seconds, and the lowest
+// median of those runs wins. Candidates timed seconds apart meet different load on a shared
+// machine; alternating them puts the same load on each. (One pass alone picked within 10% of
+// the fastest on ~82% of the planner map's cells, most misses between candidates within a
+// factor 1.1-2 of each other.) Each timed run follows an untimed run of the same candidate:
+// the candidates share the timing buffers, so a run straight after another candidate's finds
+// the caches holding that candidate's data and state, and in a fixed rotation the same
+// candidate always inherits the same predecessor's; a user's repeated execs of one plan run
+// on their own warm data. Runs longer than kWarmRunBelow stream their data through the caches
+// anyway and go without the untimed run, which would halve their rounds.
 constexpr double kRunoffSpread = 1.5;
 constexpr size_t kRunoffSize = 3;
-constexpr int kRunoffRounds = 15, kRunoffMinRounds = 3;
+constexpr int kRunoffRounds = 41, kRunoffMinRounds = 3;
 constexpr double kRunoffBudget = 0.25;
+constexpr double kWarmRunBelow = 0.002;
 
 // A solver's family: its name without the last part ("host.direct2.k16" -> "host.direct2").
 std::string solver_family(const std::string& name) { return name.substr(0, name.rfind('.')); }
@@ -189,7 +195,7 @@ size_t runoff(std::vector<Timed>& finalists, const Problem& p, const Problem& pr
               TimingData* proxy_data, TimingData* full_data, double proxy_scale)
 {
     double round_seconds = 0;
-    for (const Timed& f : finalists) round_seconds += f.seconds;
+    for (const Timed& f : finalists) round_seconds += f.seconds < kWarmRunBelow ? 2 * f.seconds : f.seconds;
     const int rounds = std::min(kRunoffRounds, int(kRunoffBudget / std::max(round_seconds, 1e-9)));
     if (finalists.size() < 2 || rounds < kRunoffMinRounds) return 0;
     std::vector<ExecutorTimer> timers;
@@ -201,6 +207,8 @@ size_t runoff(std::vector<Timed>& finalists, const Problem& p, const Problem& pr
         for (size_t k = 0; k < finalists.size(); ++k) {
             const size_t i = (k + size_t(r)) % finalists.size();   // each leads in turn
             flcc_result status = FLCC_SUCCESS;
+            if (finalists[i].seconds < kWarmRunBelow)
+                timers[i].once(status);   // untimed: the caches hold this candidate's data
             const double t = timers[i].once(status);
             if (status != FLCC_SUCCESS) return 0;
             runs[i].push_back(finalists[i].on_proxy ? t * proxy_scale : t);
