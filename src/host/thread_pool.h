@@ -2,6 +2,10 @@
 // execute never creates threads. parallel_for hands out task indices through an atomic counter,
 // and the calling thread works too, so a pool of n threads starts n - 1 workers. The caller
 // waits only for workers that joined a job, not for those still waking up when it is done.
+// A worker that finished a job watches for the next one for a short while before it sleeps:
+// frames executed back to back then start on every thread at once instead of after the
+// scheduler's wake-up latency (on a 2-core VM up to ~0.1 ms, a run of a small frame was then
+// often done by the calling thread alone).
 #pragma once
 
 #include <atomic>
@@ -38,8 +42,9 @@ private:
     int64_t tasks_ = 0;
     std::atomic<int64_t> next_{0};
     bool open_ = false;         // the current job may still be joined
-    int active_ = 0;            // workers that joined the current job and are still in it
-    uint64_t generation_ = 0;   // bumped per job, so each worker joins each job once
+    std::atomic<int> active_{0};   // workers in the current job (changed under the mutex)
+    std::atomic<uint64_t> generation_{0};   // bumped per job (under the mutex), so each worker
+                                             // joins each job once; read unlocked while watching
     bool stop_ = false;
 };
 
