@@ -5,7 +5,6 @@
 // frame-by-frame runs, and frames with an unchanged template do no template work.
 #include "helpers.h"
 #include "host/fourier_solver.h"
-#include "host/real_fft.h"
 
 #include <catch2/catch.hpp>
 
@@ -353,66 +352,4 @@ TEST_CASE("Fourier: a box larger than the problem needs is no candidate, and for
     REQUIRE(small.result == FLCC_SUCCESS);
     REQUIRE(large.result == FLCC_SUCCESS);
     CHECK(small.out == large.out);
-}
-
-TEST_CASE("Fourier: FFTW's wisdom travels with FLCC's wisdom, per transform shape",
-          "[fourier][wisdom]")
-{
-    // LCC 300 x 280, 9 x 9 valid on t128 tiles: FFTW measures the 128 x 128 box.
-    std::mt19937 rng(23);
-    const ref::Shape s{2, {300, 280, 1}, {9, 9, 1}, FLCC_VALID};
-    const auto img = ref::make_data(Data::uniform, s, true, rng);
-    const auto t = ref::make_data(Data::uniform, s, false, rng);
-    const auto want = ref::lcorr(s, img.data(), t.data());
-    const auto measured = [] { return flcc::host::fft_shapes_measured(); };
-    const auto plan_and_check = [&] {
-        const th::Run r = run_with("host.fourier2.t128", FLCC_LCORR, s, img, t);
-        REQUIRE(r.result == FLCC_SUCCESS);
-        CHECK(ref::max_abs_diff(want, r.out.data()) <= kLccTol);
-    };
-    const auto exported = [] {
-        char* text = nullptr;
-        REQUIRE(flcc_wisdom_export(&text) == FLCC_SUCCESS);
-        std::string w(text);
-        flcc_free(text);
-        return w;
-    };
-
-    flcc_wisdom_forget();
-    long before = measured();
-    plan_and_check();
-    CHECK(measured() > before);   // no wisdom: FFTW measured
-    const std::string text = exported();
-    CHECK(text.find("\nfftw 128x128 th") != std::string::npos);
-    CHECK(text.find("\nend fftw\n") != std::string::npos);
-
-    before = measured();
-    plan_and_check();
-    CHECK(measured() == before);   // known in this process
-
-    flcc_wisdom_forget();
-    plan_and_check();
-    CHECK(measured() > before);   // forgotten: measured again
-
-    flcc_wisdom_forget();
-    REQUIRE(flcc_wisdom_import(text.c_str()) == FLCC_SUCCESS);
-    before = measured();
-    plan_and_check();
-    CHECK(measured() == before);   // imported: FFTW planned from it, measuring nothing
-    CHECK(exported() == text);
-
-    // Text that is not FFTW's is refused with the whole wisdom; text that looks like FFTW's but
-    // that FFTW refuses is dropped when used, and the shape measured again.
-    std::string bad = text;
-    bad.replace(bad.find("(fftw-"), 6, "(fftx-");
-    CHECK(flcc_wisdom_import(bad.c_str()) == FLCC_INVALID_WISDOM);
-    std::string refused = text;
-    const size_t body = refused.find("(fftw-", refused.find("\nfftw 128x128 th"));
-    refused.replace(body, refused.find("\nend fftw\n", body) - body, "(fftw-0.0 nonsense)");
-    flcc_wisdom_forget();
-    REQUIRE(flcc_wisdom_import(refused.c_str()) == FLCC_SUCCESS);
-    before = measured();
-    plan_and_check();
-    CHECK(measured() > before);
-    flcc_wisdom_forget();
 }

@@ -72,7 +72,7 @@ TEST_CASE("wisdom survives export and import, and bad wisdom is refused", "[wisd
     const std::string method = flcc_plan_method(p);
     flcc_destroy(p);
     const std::string text = exported();
-    CHECK(text.find("flcc-wisdom 2") == 0);
+    CHECK(text.find("flcc-wisdom 1") == 0);
     CHECK(text.find(method) != std::string::npos);
 
     flcc_wisdom_forget();
@@ -105,12 +105,22 @@ TEST_CASE("wisdom survives export and import, and bad wisdom is refused", "[wisd
     REQUIRE(flcc_wisdom_export_file(path) == FLCC_SUCCESS);
     flcc_wisdom_forget();
     REQUIRE(flcc_wisdom_import_file(path) == FLCC_SUCCESS);
-    // The same decisions and (builds with FFTW) the same FFTW text per shape, in key order.
+    // The same decisions; FFTW's part (builds with FFTW) holds the same entries, in the order
+    // of its hash table.
     const std::string from_file = [&] {
         std::ifstream in(path);
         return std::string(std::istreambuf_iterator<char>(in), {});
     }();
-    CHECK(exported() == from_file);
+    const std::string again = exported();
+    auto decisions = [](const std::string& t) { return t.substr(0, t.find("fftw-wisdom\n")); };
+    CHECK(decisions(again) == decisions(from_file));
+    auto entries = [](const std::string& t) {
+        std::istringstream in(t);
+        std::multiset<std::string> lines;
+        for (std::string line; std::getline(in, line);) lines.insert(line);
+        return lines;
+    };
+    CHECK(entries(again) == entries(from_file));
     CHECK(flcc_wisdom_import_file("/nonexistent/dir/wisdom") == FLCC_IO_ERROR);
     CHECK(flcc_wisdom_export_file("/nonexistent/dir/wisdom") == FLCC_IO_ERROR);
     std::remove(path);

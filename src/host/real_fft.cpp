@@ -1,7 +1,5 @@
 #include "host/real_fft.h"
 
-#include <atomic>
-#include <map>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -25,30 +23,20 @@ bool threads_ready()
     return ready;
 }
 
-// FFTW's wisdom text per measured transform shape (see real_fft.h); caller holds the planner
-// mutex.
-std::map<std::string, std::string>& shape_wisdom()
+// Wisdom text waiting for the next plan (defer_fft_wisdom); caller holds the planner mutex.
+std::string& deferred_wisdom()
 {
-    static std::map<std::string, std::string> m;
-    return m;
-}
-std::atomic<long> measured_shapes{0};
-
-// FFTW's whole wisdom as text (caller holds the planner mutex).
-std::string fftw_wisdom_text()
-{
-    char* text = fftwf_export_wisdom_to_string();
-    if (text == nullptr) return std::string();
-    std::string s(text);
-    fftwf_free(text);
-    return s;
+    static std::string text;
+    return text;
 }
 
-std::string shape_key(const std::vector<int>& d, int threads)
+void import_deferred()
 {
-    std::string k;
-    for (size_t i = 0; i < d.size(); ++i) k += (i ? "x" : "") + std::to_string(d[i]);
-    return k + " th" + std::to_string(threads);
+    std::string& text = deferred_wisdom();
+    if (text.empty()) return;
+    threads_ready();
+    fftwf_import_wisdom_from_string(text.c_str());   // refused text: FFTW plans by measuring
+    text.clear();
 }
 
 // FFTW's dimensions of n: the axes longer than 1 (at least one axis).
@@ -92,39 +80,13 @@ RealFft::RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int thre
     const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
     {
         std::lock_guard<std::mutex> lock(planner_mutex());
-        if (!threads_ready()) threads = 1;
-        fftwf_plan_with_nthreads(threads);
+        import_deferred();
+        fftwf_plan_with_nthreads(threads_ready() ? threads : 1);
         fftwf_set_timelimit(kPlanSecondsLimit);
-        auto make = [&] {
-            // The forward transform may destroy its input: the caller's box buffer is scratch.
-            forward_ = fftwf_plan_dft_r2c(int(d.size()), d.data(), real, spectrum,
-                                          flags | FFTW_DESTROY_INPUT);
-            inverse_ = fftwf_plan_dft_c2r(int(d.size()), d.data(), spectrum, real, flags);
-        };
-        // Every plan starts from empty FFTW wisdom plus, for a measured shape FLCC knows, that
-        // shape's text: FFTW then plans it without timing, and a shape it has to measure is
-        // measured alone, so that what FFTW records is exactly this shape's. Shapes share
-        // subproblems (rows of one length) that each measured differently, and short edge
-        // shapes planned by estimate would pick up whatever wisdom was lying about: from a
-        // clean start one plan problem always gets the same algorithms, and the same results
-        // to the bit, whatever was planned before (a STREAM plan equals its SINGLE twin). Wisdom
-        // of the program's own FFTW use is put back afterwards.
-        const std::string program_wisdom = fftw_wisdom_text();
-        fftwf_forget_wisdom();
-        std::map<std::string, std::string>& known = shape_wisdom();
-        const std::string key = shape_key(d, threads);
-        auto it = measure ? known.find(key) : known.end();
-        if (it != known.end() && fftwf_import_wisdom_from_string(it->second.c_str()) == 0) {
-            known.erase(it);   // refused: measured afresh
-            it = known.end();
-        }
-        make();
-        if (measure && it == known.end() && forward_ != nullptr && inverse_ != nullptr) {
-            known[key] = fftw_wisdom_text();
-            measured_shapes.fetch_add(1, std::memory_order_relaxed);
-        }
-        fftwf_forget_wisdom();
-        fftwf_import_wisdom_from_string(program_wisdom.c_str());
+        // The forward transform may destroy its input: the caller's box buffer is scratch.
+        forward_ = fftwf_plan_dft_r2c(int(d.size()), d.data(), real, spectrum,
+                                      flags | FFTW_DESTROY_INPUT);
+        inverse_ = fftwf_plan_dft_c2r(int(d.size()), d.data(), spectrum, real, flags);
         if (forward_ != nullptr && inverse_ != nullptr) return;
         if (forward_ != nullptr) fftwf_destroy_plan(forward_);
         if (inverse_ != nullptr) fftwf_destroy_plan(inverse_);
@@ -132,34 +94,36 @@ RealFft::RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int thre
     throw std::bad_alloc();
 }
 
-std::vector<std::pair<std::string, std::string>> fft_wisdom()
+std::string export_fft_wisdom()
 {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& kv : shape_wisdom()) out.push_back(kv);
-    return out;
+    import_deferred();   // what was read but not used yet is still wisdom to pass on
+    char* text = fftwf_export_wisdom_to_string();
+    if (text == nullptr) return std::string();
+    std::string s(text);
+    fftwf_free(text);
+    return s;
 }
 
-bool plausible_fft_wisdom(const std::string& text)
-{
-    const size_t last = text.find_last_not_of(" \n");
-    return text.compare(0, 6, "(fftw-") == 0 && last != std::string::npos && text[last] == ')';
-}
-
-void add_fft_wisdom(const std::string& key, const std::string& text)
+bool import_fft_wisdom(const std::string& text)
 {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    shape_wisdom()[key] = text;
+    threads_ready();
+    return fftwf_import_wisdom_from_string(text.c_str()) != 0;
+}
+
+void defer_fft_wisdom(const std::string& text)
+{
+    std::lock_guard<std::mutex> lock(planner_mutex());
+    deferred_wisdom() = text;
 }
 
 void forget_fft_wisdom()
 {
     std::lock_guard<std::mutex> lock(planner_mutex());
-    shape_wisdom().clear();
+    deferred_wisdom().clear();
     fftwf_forget_wisdom();
 }
-
-long fft_shapes_measured() { return measured_shapes.load(std::memory_order_relaxed); }
 
 RealFft::~RealFft()
 {

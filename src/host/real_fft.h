@@ -9,8 +9,6 @@
 #include <fftw3.h>
 
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace flcc::host {
 
@@ -46,24 +44,15 @@ private:
     fftwf_plan forward_ = nullptr, inverse_ = nullptr;
 };
 
-// FFTW's own wisdom (the algorithms its FFTW_MEASURE planning chose), kept per transform shape
-// ("256x256 th1": the real extent and FFTW's thread count) so that FLCC's wisdom can carry it and
-// a plan found there makes its transforms without FFTW timing them again. Each measured shape is
-// planned from empty FFTW wisdom, so its text holds that shape's algorithms and nothing else
-// (~1-4 kB); a shape's text reaches FFTW only when a transform of that shape is planned, so a
-// wisdom file listing many problems costs a plan only the import of its own shapes (FFTW's
-// import of a whole file's text took ~0.5 ms per 25 kB), and a plan whose solver needs no
-// transform pays nothing.
-//   fft_wisdom: every shape's text, as (key, text), ordered by key;
-//   plausible_fft_wisdom: whether text looks like FFTW's (FFTW's own check comes on use: text it
-//     refuses is dropped and the shape measured again);
-//   add_fft_wisdom: a shape's text, for the next transform of that shape;
-//   forget_fft_wisdom: every shape's text and FFTW's own wisdom;
-//   fft_shapes_measured: how many shapes FFTW has measured in this process (for tests).
-std::vector<std::pair<std::string, std::string>> fft_wisdom();
-bool plausible_fft_wisdom(const std::string& text);
-void add_fft_wisdom(const std::string& key, const std::string& text);
+// FFTW's own wisdom (the algorithms its FFTW_MEASURE planning chose), as text and back, and
+// forgotten. FLCC's wisdom carries it, so that a plan found there also makes its transforms
+// without FFTW timing them again. import returns false for text FFTW does not accept.
+// defer keeps the text and imports it when the next transform is planned (ignoring text FFTW
+// refuses): a plan whose solver needs no FFT then pays nothing for it (FFTW's import of a
+// typical file takes ~2 ms, more than a wisdom hit may cost).
+std::string export_fft_wisdom();
+bool import_fft_wisdom(const std::string& text);
+void defer_fft_wisdom(const std::string& text);
 void forget_fft_wisdom();
-long fft_shapes_measured();
 
 }  // namespace flcc::host

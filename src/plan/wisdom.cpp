@@ -15,54 +15,46 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <unistd.h>
-#include <utility>
-#include <vector>
 
 namespace flcc::wisdom {
 
 namespace {
 
-constexpr const char* kMagic = "flcc-wisdom 2";
-// Builds with FFTW: one section per measured transform shape, "fftw <shape>" then FFTW's text
-// for that shape, then the end line.
-constexpr const char* kFftSection = "fftw ";
-constexpr const char* kFftEnd = "end fftw";
+constexpr const char* kMagic = "flcc-wisdom 1";
+// FFTW's wisdom text sits between these two lines (builds with FFTW).
+constexpr const char* kFftSection = "fftw-wisdom";
+constexpr const char* kFftEnd = "end fftw-wisdom";
 
-using FftWisdom = std::vector<std::pair<std::string, std::string>>;   // (shape, FFTW's text)
-
-FftWisdom fft_wisdom()
+std::string fft_wisdom()
 {
 #ifdef FLCC_HAVE_FFTW
-    return host::fft_wisdom();
+    return host::export_fft_wisdom();
 #else
-    return {};
+    return std::string();
 #endif
 }
 
-// Handed over per shape: FFTW reads a shape's text when a transform of that shape is next
-// planned. Without FFTW there is nothing to hand over (parse refuses such sections).
-void add_fft(const FftWisdom& w)
+// Deferred: FFTW reads it when a host Fourier plan next needs a transform.
+void defer_fft(const std::string& text)
 {
 #ifdef FLCC_HAVE_FFTW
-    for (const auto& kv : w) host::add_fft_wisdom(kv.first, kv.second);
-#else
-    (void)w;
-#endif
-}
-
-bool plausible_fft(const std::string& text)
-{
-#ifdef FLCC_HAVE_FFTW
-    return host::plausible_fft_wisdom(text);
+    host::defer_fft_wisdom(text);
 #else
     (void)text;
-    return false;   // FFTW wisdom where this build has no FFTW: foreign
+#endif
+}
+
+bool import_fft(const std::string& text)
+{
+#ifdef FLCC_HAVE_FFTW
+    return host::import_fft_wisdom(text);
+#else
+    return text.empty();   // FFTW wisdom where this build has no FFTW: foreign
 #endif
 }
 
@@ -115,17 +107,18 @@ std::string text_of(const std::map<std::string, std::string>& s)
 {
     std::string t = std::string(kMagic) + "\nsignature " + signature() + "\n";
     for (const auto& kv : s) t += kv.first + " => " + kv.second + "\n";
-    for (const auto& kv : fft_wisdom()) {
-        t += kFftSection + kv.first + "\n" + kv.second;
-        if (!kv.second.empty() && kv.second.back() != '\n') t += "\n";
+    const std::string fft = fft_wisdom();
+    if (!fft.empty()) {
+        t += std::string(kFftSection) + "\n" + fft;
+        if (fft.back() != '\n') t += "\n";
         t += std::string(kFftEnd) + "\n";
     }
     return t;
 }
 
-// Parses text into decisions and FFTW's wisdom per shape; false when it is not wisdom of this
-// configuration, names unknown solvers or holds text that is not FFTW's.
-bool parse(const std::string& text, std::map<std::string, std::string>& out, FftWisdom& fft)
+// Parses text into decisions and FFTW's wisdom text (empty when absent); false when it is not
+// wisdom of this configuration or names unknown solvers.
+bool parse(const std::string& text, std::map<std::string, std::string>& out, std::string& fft)
 {
     std::istringstream in(text);
     std::string line;
@@ -134,19 +127,16 @@ bool parse(const std::string& text, std::map<std::string, std::string>& out, Fft
     fft.clear();
     while (std::getline(in, line)) {
         if (line.empty()) continue;
-        if (line.compare(0, std::strlen(kFftSection), kFftSection) == 0) {
-            // FFTW's text for one shape, up to the end line (a cut file has none)
-            std::string shape = line.substr(std::strlen(kFftSection)), body;
+        if (line == kFftSection) {   // FFTW's text, up to its end line (a cut file has none)
             bool closed = false;
             while (std::getline(in, line)) {
                 if (line == kFftEnd) {
                     closed = true;
                     break;
                 }
-                body += line + "\n";
+                fft += line + "\n";
             }
-            if (!closed || shape.empty() || !plausible_fft(body)) return false;
-            fft.push_back({shape, body});
+            if (!closed || fft.empty()) return false;
             continue;
         }
         const size_t arrow = line.find(" => ");
@@ -165,8 +155,7 @@ const char* wisdom_file()
 }
 
 // Imports FLCC_WISDOM_FILE once per process (caller holds the mutex); a missing, corrupt or
-// foreign file is ignored. FFTW's part is handed over per shape, for the next transform plan of
-// that shape.
+// foreign file is ignored. FFTW's part is handed over for the next transform plan.
 void load_file_once()
 {
     static bool done = false;
@@ -179,10 +168,10 @@ void load_file_once()
     std::stringstream ss;
     ss << in.rdbuf();
     std::map<std::string, std::string> parsed;
-    FftWisdom fft;
+    std::string fft;
     if (!parse(ss.str(), parsed, fft)) return;
     for (const auto& kv : parsed) store().emplace(kv.first, kv.second);
-    add_fft(fft);
+    if (!fft.empty()) defer_fft(fft);
 }
 
 // Writes the store to FLCC_WISDOM_FILE (caller holds the mutex), through a temporary file
@@ -232,12 +221,12 @@ std::string export_text()
 flcc_result import_text(const std::string& text)
 {
     std::map<std::string, std::string> parsed;
-    FftWisdom fft;
+    std::string fft;
     if (!parse(text, parsed, fft)) return FLCC_INVALID_WISDOM;
+    if (!fft.empty() && !import_fft(fft)) return FLCC_INVALID_WISDOM;
     std::lock_guard<std::mutex> lock(mutex());
     load_file_once();
     for (const auto& kv : parsed) store()[kv.first] = kv.second;
-    add_fft(fft);
     return FLCC_SUCCESS;
 }
 

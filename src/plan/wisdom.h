@@ -3,13 +3,13 @@
 // plans). The store is process-wide and thread-safe.
 //
 // Text form (what export writes and import reads):
-//   flcc-wisdom 2
+//   flcc-wisdom 1
 //   signature <16 hex digits>
 //   <problem key> => <solver name>
 //   ...
-//   fftw <shape>         (builds with FFTW, one section per transform shape FFTW measured:
-//   <FFTW's text>         its own wisdom for that shape alone, so that a plan found here also
-//   end fftw              makes its FFTW plans without timing them; see host/real_fft.h)
+//   fftw-wisdom          (builds with FFTW: FFTW's own wisdom, so that a plan found here
+//   <FFTW's text>         also makes its FFTW plans without timing them)
+//   end fftw-wisdom
 // The signature hashes the library version, the names of every solver of this build, the host
 // instruction set in use and the GPU (name and compute capability) when one is usable: wisdom
 // from another configuration is rejected whole. If the environment variable FLCC_WISDOM_FILE
