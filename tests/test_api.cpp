@@ -261,7 +261,9 @@ TEST_CASE("flcc_malloc gives aligned memory and flcc_free takes NULL", "[api]")
 TEST_CASE("plans are usable from several threads", "[api][threads]")
 {
     // Concurrent create/exec/destroy of distinct plans, and concurrent exec of one plan (the
-    // plan serialises them): all results equal the serial ones.
+    // plan serialises them): all results equal the serial ones. Plans of one thread, and plans
+    // of three, which compete for the process's workers (one caller at a time gets them; the
+    // others run on their own thread).
     const ref::Shape s{2, {40, 37, 1}, {5, 4, 1}, FLCC_SAME};
     std::mt19937 rng(9);
     const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
@@ -272,30 +274,34 @@ TEST_CASE("plans are usable from several threads", "[api][threads]")
     const th::Run serial = th::run(FLCC_LCORR, s, img, t, ro);
     REQUIRE(serial.result == FLCC_SUCCESS);
 
-    flcc_options o = host_options();
-    o.region = FLCC_SAME;
-    o.method = "host.direct2.generic";
-    o.threads = 1;
-    flcc_plan shared = nullptr;
-    REQUIRE(plan2d(&shared, FLCC_LCORR, s.image, s.templ, o) == FLCC_SUCCESS);
-    std::atomic<int> mismatches{0};
-    std::vector<std::thread> pool;
-    for (int k = 0; k < 4; ++k)
-        pool.emplace_back([&] {
-            std::vector<float> out(serial.out.size());
-            for (int i = 0; i < 20; ++i) {
-                flcc_plan own = nullptr;
-                if (plan2d(&own, FLCC_LCORR, s.image, s.templ, o) != FLCC_SUCCESS) ++mismatches;
-                if (flcc_lcorr_exec(own, img.data(), t.data(), out.data(), 1) != FLCC_SUCCESS ||
-                    out != serial.out)
-                    ++mismatches;
-                flcc_destroy(own);
-                if (flcc_lcorr_exec(shared, img.data(), t.data(), out.data(), 1) != FLCC_SUCCESS ||
-                    out != serial.out)
-                    ++mismatches;
-            }
-        });
-    for (auto& th : pool) th.join();
-    CHECK(mismatches.load() == 0);
-    flcc_destroy(shared);
+    for (int threads : {1, 3}) {
+        INFO(threads << " threads per plan");
+        flcc_options o = host_options();
+        o.region = FLCC_SAME;
+        o.method = "host.direct2.generic";
+        o.threads = threads;
+        flcc_plan shared = nullptr;
+        REQUIRE(plan2d(&shared, FLCC_LCORR, s.image, s.templ, o) == FLCC_SUCCESS);
+        std::atomic<int> mismatches{0};
+        std::vector<std::thread> pool;
+        for (int k = 0; k < 4; ++k)
+            pool.emplace_back([&] {
+                std::vector<float> out(serial.out.size());
+                for (int i = 0; i < 20; ++i) {
+                    flcc_plan own = nullptr;
+                    if (plan2d(&own, FLCC_LCORR, s.image, s.templ, o) != FLCC_SUCCESS) ++mismatches;
+                    if (flcc_lcorr_exec(own, img.data(), t.data(), out.data(), 1) != FLCC_SUCCESS ||
+                        out != serial.out)
+                        ++mismatches;
+                    flcc_destroy(own);
+                    if (flcc_lcorr_exec(shared, img.data(), t.data(), out.data(), 1) !=
+                            FLCC_SUCCESS ||
+                        out != serial.out)
+                        ++mismatches;
+                }
+            });
+        for (auto& th : pool) th.join();
+        CHECK(mismatches.load() == 0);
+        flcc_destroy(shared);
+    }
 }

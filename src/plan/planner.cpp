@@ -195,7 +195,8 @@ size_t runoff(std::vector<Timed>& finalists, const Problem& p, const Problem& pr
               TimingData* proxy_data, TimingData* full_data, double proxy_scale)
 {
     double round_seconds = 0;
-    for (const Timed& f : finalists) round_seconds += f.seconds < kWarmRunBelow ? 2 * f.seconds : f.seconds;
+    for (const Timed& f : finalists)
+        round_seconds += f.seconds < kWarmRunBelow ? 2 * f.seconds : f.seconds;
     const int rounds = std::min(kRunoffRounds, int(kRunoffBudget / std::max(round_seconds, 1e-9)));
     if (finalists.size() < 2 || rounds < kRunoffMinRounds) return 0;
     std::vector<ExecutorTimer> timers;
