@@ -10,7 +10,9 @@
 #                                    # alternating rounds, bench/experiments/t_cpu_targets.py)
 #   bench/run_cpu.sh --threads 4     # CPU threads for FLCC and the peers (default: all)
 #   bench/run_cpu.sh --full-map      # the planner map (e) at every template size: 580 cells,
-#                                    # about 25 minutes instead of 6 (default grid: 204 cells)
+#                                    # about 40 minutes instead of 5 (default grid: 100 cells)
+#   bench/run_cpu.sh --stream-map    # the planner map (e) with STREAM plans of 4 frames
+#                                    # (e_planner_map_stream.jsonl), default or --full-map grid
 #
 # Full runs write bench/results/<machine tag>/<experiment>.jsonl, docs/img/*.png and
 # bench/results/<machine tag>/report.md. Quick runs write under $FLCC_BENCH_BUILD/quick/ only,
@@ -27,13 +29,15 @@ quick=0
 only="a,b,d,e,t,c"
 threads=0
 full_map=0
+stream_map=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
         --only) only="$2"; shift ;;
         --threads) threads="$2"; shift ;;
         --full-map) full_map=1 ;;
-        -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --stream-map) stream_map=1 ;;
+        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "run_cpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -109,7 +113,8 @@ for x in ${only//,/ }; do
     [ -n "${script[$x]:-}" ] || { echo "run_cpu.sh: no experiment '$x' (a b c d e t)" >&2; exit 2; }
     say "experiment ($x) ${script[$x]}"
     extra=()
-    [ "$x" = e ] && [ "$full_map" = 1 ] && extra=(--full-grid)
+    [ "$x" = e ] && [ "$full_map" = 1 ] && extra+=(--full-grid)
+    [ "$x" = e ] && [ "$stream_map" = 1 ] && extra+=(--stream 4)
     "$py" "$root/bench/experiments/${script[$x]}.py" "${common[@]}" "${extra[@]}"
 done
 

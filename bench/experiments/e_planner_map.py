@@ -13,9 +13,11 @@ candidate timed again independently (forced by name, in rounds of random order, 
 independent time / the fastest candidate's independent time. DESIGN.md section 5: the pick is
 within 10% of the fastest (regret <= 1.1) on >= 95% of cells.
 
-  python3 bench/experiments/e_planner_map.py [--quick | --full-grid] [--plot-only]
+  python3 bench/experiments/e_planner_map.py [--quick | --full-grid] [--stream N] [--plot-only]
 
-Writes <results>/e_planner_map.jsonl and docs/img/e_planner_map_{lcorr,conv}_{2d,3d}.png.
+Writes <results>/e_planner_map.jsonl and docs/img/e_planner_map_{lcorr,conv}_{2d,3d}.png;
+with --stream N (STREAM plans of N frames, timed per frame) e_planner_map_stream.jsonl and
+e_planner_map_stream_*.png.
 """
 import harness as H
 
@@ -30,14 +32,15 @@ QUICK = [(op, dim, imgs, tpls) for op in ("lcorr", "conv") for dim, imgs, tpls i
          ((2, "32,64", "2,5"), (3, "8,12", "2,3"))]
 
 
-def measure(args, path):
+def measure(args, path, name):
     fb = H.find_flcc_bench(args.flcc_bench)
     pm = H.find_planner_map(fb)
-    rec = H.Recorder(path, NAME)
+    rec = H.Recorder(path, name)
+    stream = ["--type", "stream", "--frames", str(args.stream)] if args.stream else []
     for op, dim, imgs, tpls in (QUICK if args.quick else FULL_GRID if args.full_grid else FULL):
         rec.run([pm, "--op", op, "--region", "full", "--dim", str(dim), "--images", imgs,
                  "--templates", tpls, "--repeats", "2",   # more, up to 50, where runs are short
-                 "--threads", str(args.threads)])
+                 "--threads", str(args.threads)] + stream)
 
 
 def short(name):
@@ -49,10 +52,10 @@ def short(name):
     return re.sub(r"\.k\d+$", ".kN", name)
 
 
-def plot(path, img):
+def plot(path, img, name):
     recs = [r for r in H.load(path) if r.get("bench") == "flcc.planner_map"]
     if not recs:
-        H.log(f"{NAME}: nothing to plot")
+        H.log(f"{name}: nothing to plot")
         return
     plt = H.pyplot()
     import numpy as np
@@ -100,10 +103,11 @@ def plot(path, img):
             axes[1].legend(handles, picks, fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
             ok = sum(1 for r in sub if 0 < r["regret"] <= 1.1)
             fig.suptitle(f"(e) planner map, {'LCC' if op == 'lcorr' else 'convolution'} {dim}D full, "
+                         f"{sub[0].get('type', 'single').upper()}, "
                          f"host: pick within 10% of the fastest on {ok}/{len(sub)} cells "
                          f"({100.0 * ok / len(sub):.0f}%)\n{H.machine_caption(sub)}", fontsize=11)
             fig.tight_layout()
-            H.save(fig, img, f"{NAME}_{op}_{dim}d.png")
+            H.save(fig, img, f"{name}_{op}_{dim}d.png")
             plt.close(fig)
 
 
@@ -111,14 +115,17 @@ def main():
     parser = H.arg_parser(__doc__.split("\n")[0])
     parser.add_argument("--full-grid", action="store_true",
                         help="every template size (2..32, 3D 2..8) instead of the default grid")
+    parser.add_argument("--stream", type=int, default=0, metavar="N",
+                        help="STREAM plans of N frames (timed per frame) instead of SINGLE")
     args = parser.parse_args()
+    name = NAME + ("_stream" if args.stream else "")
     if args.platform != "host":
         H.log(f"{NAME} measures the CPU only; --platform {args.platform} ignored")
         args.platform = "host"
-    path, img, _ = H.setup(args, NAME)
+    path, img, _ = H.setup(args, name)
     if not args.plot_only:
-        measure(args, path)
-    plot(path, img)
+        measure(args, path, name)
+    plot(path, img, name)
 
 
 if __name__ == "__main__":
