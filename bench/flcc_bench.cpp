@@ -61,6 +61,8 @@ struct Config {
     std::string op = "lcorr", region = "full", type = "single", platform = "host", method = "auto";
     std::string memory = "host";   // where image and output live: host (page-locked) or device
     std::string rigor = "measure";
+    std::string wisdom;                // a wisdom file imported before planning, or ""
+    double wisdom_import_s = -1;       // how long its import took
     int frames = 1, repeats = 5, warmup = 1, threads = 0;
 };
 
@@ -203,13 +205,14 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
     std::printf("{\"bench\":\"flcc\",\"op\":\"%s\",\"dim\":%d,\"image\":%s,\"template\":%s,"
                 "\"region\":\"%s\",\"type\":\"%s\",\"frames\":%d,\"platform\":\"%s\","
                 "\"memory\":\"%s\",\"requested\":\"%s\",\"method\":\"%s\",\"rigor\":\"%s\",\"threads\":%d,"
-                "\"plan_seconds\":%.6g,\"seconds\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},"
+                "\"plan_seconds\":%.6g,\"wisdom_import_seconds\":%.6g,"
+                "\"seconds\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},"
                 "\"repeats\":%d,\"machine\":%s,\"candidates\":%s}\n",
                 c.op.c_str(), im.dim, dims(im).c_str(), dims(tp).c_str(), region_name(o.region),
                 c.type.c_str(), c.frames, c.platform.c_str(), c.memory.c_str(), json_escape(method).c_str(),
                 flcc_plan_method(plan), c.rigor.c_str(),
                 c.threads ? c.threads : int(std::thread::hardware_concurrency()), plan_s,
-                t[t.size() / 2], t.front(), t.back(), c.repeats, machine.c_str(), candidates(plan).c_str());
+                c.wisdom_import_s, t[t.size() / 2], t.front(), t.back(), c.repeats, machine.c_str(), candidates(plan).c_str());
     std::fflush(stdout);
 #ifdef FLCC_BENCH_CUDA
     if (c.memory == "device") {
@@ -268,8 +271,19 @@ int main(int argc, char** argv)
     app.add_option("--repeats", c.repeats, "timed repeats")->check(CLI::Range(1, 100000));
     app.add_option("--warmup", c.warmup, "untimed runs first")->check(CLI::Range(0, 1000));
     app.add_option("--threads", c.threads, "CPU threads (0 = all)")->check(CLI::Range(0, 4096));
+    app.add_option("--wisdom", c.wisdom,
+                   "import this wisdom file before planning (its time: wisdom_import_seconds)");
     app.add_flag("--list", list, "list the solvers of this build and exit");
     CLI11_PARSE(app, argc, argv);
+    if (!c.wisdom.empty()) {
+        const auto t0 = Clock::now();
+        const flcc_result r = flcc_wisdom_import_file(c.wisdom.c_str());
+        c.wisdom_import_s = seconds_since(t0);
+        if (r != FLCC_SUCCESS) {
+            std::fprintf(stderr, "flcc-bench: wisdom import failed (%s)\n", flcc_result_string(r));
+            return 2;
+        }
+    }
 
     if (list) {
         for (int i = 0; i < flcc_solver_count(); ++i) std::printf("%s\n", flcc_solver_name(i));

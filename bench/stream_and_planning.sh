@@ -4,7 +4,7 @@
 #      the machine's drift hits both alike; the gain is the median over rounds;
 #   2. MEASURE planning time of LCC 2000²/16² (valid), three fresh processes without wisdom;
 #   3. a wisdom hit: the same plan made again with FLCC_WISDOM_FILE naming the file the first
-#      process wrote;
+#      process wrote, and with that file imported first (flcc-bench --wisdom);
 #   4. peak resident memory of LCC 16384², 32×32 (full) and of LCC 512³, 8³ (full).
 # Needs build-bench/bench/flcc-bench (bench/run_cpu.sh builds it) and /usr/bin/time.
 #
@@ -55,6 +55,12 @@ for i in 1 2 3; do
     FLCC_WISDOM_FILE="$wisdom" "$fb" --op lcorr --image 2000x2000 --template 16 --region valid \
         --rigor measure --repeats 1 | note "wisdom_hit"
 done
+# ... and the same file imported by the program first (flcc_wisdom_import_file, FFTW's model):
+# the import pays FFTW's set-up and its wisdom text, the plan then only finds its decision.
+for i in 1 2 3; do
+    env -u FLCC_WISDOM_FILE "$fb" --wisdom "$wisdom" --op lcorr --image 2000x2000 --template 16 \
+        --region valid --rigor measure --repeats 1 | note "wisdom_imported"
+done
 
 # 4. peak resident memory of large problems
 for p in "--image 16384x16384 --template 32" "--image 512x512x512 --template 8"; do
@@ -84,9 +90,13 @@ for k, v in by.items():
           f"{100 * statistics.median(gains):+.0f}% (rounds {100 * min(gains):+.0f}..{100 * max(gains):+.0f}%) |")
 for m, what in (("plan_measure", "MEASURE planning, LCC 2000²/16² valid"),
                 ("wisdom_first", "first plan with FLCC_WISDOM_FILE (measures, records)"),
-                ("wisdom_hit", "plan found in wisdom")):
+                ("wisdom_hit", "plan found in wisdom"),
+                ("wisdom_imported", "plan found in wisdom imported first")):
     v = [r for r in recs if r["measure"] == m]
     print(f"{what}: " + ", ".join(f"{r['plan_seconds'] * 1e3:.3g} ms ({r['method']})" for r in v))
+v = [r for r in recs if r["measure"] == "wisdom_imported"]
+print("... its import (flcc_wisdom_import_file): " +
+      ", ".join(f"{r['wisdom_import_seconds'] * 1e3:.3g} ms" for r in v))
 for r in recs:
     if r["measure"] == "large":
         print(f"LCC {'x'.join(map(str, r['image']))}, {'x'.join(map(str, r['template']))} full: "
