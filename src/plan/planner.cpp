@@ -194,9 +194,9 @@ struct Timed {
 size_t runoff(std::vector<Timed>& finalists, const Problem& p, const Problem& proxy,
               TimingData* proxy_data, TimingData* full_data, double proxy_scale)
 {
+    const auto warm_first = [](const Timed& f) { return f.seconds < kWarmRunBelow; };
     double round_seconds = 0;
-    for (const Timed& f : finalists)
-        round_seconds += f.seconds < kWarmRunBelow ? 2 * f.seconds : f.seconds;
+    for (const Timed& f : finalists) round_seconds += warm_first(f) ? 2 * f.seconds : f.seconds;
     const int rounds = std::min(kRunoffRounds, int(kRunoffBudget / std::max(round_seconds, 1e-9)));
     if (finalists.size() < 2 || rounds < kRunoffMinRounds) return 0;
     std::vector<ExecutorTimer> timers;
@@ -208,7 +208,7 @@ size_t runoff(std::vector<Timed>& finalists, const Problem& p, const Problem& pr
         for (size_t k = 0; k < finalists.size(); ++k) {
             const size_t i = (k + size_t(r)) % finalists.size();   // each leads in turn
             flcc_result status = FLCC_SUCCESS;
-            if (finalists[i].seconds < kWarmRunBelow)
+            if (warm_first(finalists[i]))
                 timers[i].once(status);   // untimed: the caches hold this candidate's data
             const double t = timers[i].once(status);
             if (status != FLCC_SUCCESS) return 0;
@@ -248,7 +248,8 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
 
     std::vector<std::pair<double, const Solver*>> cands;
     for (const Solver* s : all_solvers())
-        if (on_platform(*s, opts.platform, device_ok) && s->applicable(p) && !s->repeats_smaller_variant(p))
+        if (on_platform(*s, opts.platform, device_ok) && s->applicable(p) &&
+            !s->repeats_smaller_variant(p))
             cands.push_back({s->estimate_seconds(p), s});
     if (cands.empty()) return FLCC_METHOD_NOT_APPLICABLE;
     std::stable_sort(cands.begin(), cands.end(),
