@@ -6,7 +6,8 @@
 // Sizes are HxW (2D) or HxWxD (3D); a template given as one number N means N x N (x N in 3D).
 // Lists (comma separated) of images and templates are swept. --method auto lets the planner
 // choose, a solver name forces it, "all" measures every applicable solver. Inputs are random
-// (uniform [0, 1)); timings are wall-clock medians over repeats after warm-up, per frame.
+// (uniform [0, 1)); timings are medians over repeats after warm-up, per frame: wall clock around
+// each exec, or with --timing events (device buffers) CUDA events around it, as the GPU peers.
 #include "bench_common.h"
 #include "flcc.h"
 
@@ -61,6 +62,7 @@ struct Config {
     std::string op = "lcorr", region = "full", type = "single", platform = "host", method = "auto";
     std::string memory = "host";   // where image and output live: host (page-locked) or device
     std::string rigor = "measure";
+    std::string timing = "wall";       // wall: host clock around each exec; events: see --timing
     std::string wisdom;                // a wisdom file imported before planning, or ""
     double wisdom_import_s = -1;       // how long its import took
     int frames = 1, repeats = 5, warmup = 1, threads = 0;
@@ -184,13 +186,53 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
         return op == FLCC_CONV ? flcc_conv_exec(plan, image, tp, out, c.frames)
                                : flcc_lcorr_exec(plan, image, tp, out, c.frames);
     };
-    for (int i = 0; i < c.warmup && r == FLCC_SUCCESS; ++i) r = exec(i + 1000);
     std::vector<double> t;
+#ifdef FLCC_BENCH_CUDA
+    // --timing events: the plan bound to a stream of ours (flcc_plan_set_stream, so the exec is
+    // asynchronous on device buffers) and each exec timed between two CUDA events on it, as
+    // npp_bench and gpu_peers.py time the peers; the status is collected after each repeat.
+    cudaStream_t stream = nullptr;
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    if (c.timing == "events") {
+        if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+            cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
+            std::fprintf(stderr, "flcc-bench: CUDA stream or events\n");
+            return 1;
+        }
+        r = flcc_plan_set_stream(plan, stream);
+    }
+    auto timed_exec = [&](int rep) {
+        if (!stream) return exec(rep);
+        flcc_result e = cudaEventRecord(e0, stream) == cudaSuccess ? exec(rep) : FLCC_DEVICE_ERROR;
+        if (e == FLCC_SUCCESS && cudaEventRecord(e1, stream) != cudaSuccess) e = FLCC_DEVICE_ERROR;
+        const flcc_result s = flcc_plan_synchronize(plan);
+        return e != FLCC_SUCCESS ? e : s;
+    };
+#else
+    auto timed_exec = exec;
+#endif
+    for (int i = 0; i < c.warmup && r == FLCC_SUCCESS; ++i) r = timed_exec(i + 1000);
     for (int i = 0; i < c.repeats && r == FLCC_SUCCESS; ++i) {
         const auto s = Clock::now();
-        r = exec(i);
-        t.push_back(seconds_since(s) / c.frames);
+        r = timed_exec(i);
+        double seconds = seconds_since(s);
+#ifdef FLCC_BENCH_CUDA
+        float ms = 0;
+        if (stream && r == FLCC_SUCCESS) {
+            if (cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) r = FLCC_DEVICE_ERROR;
+            seconds = ms * 1e-3;
+        }
+#endif
+        t.push_back(seconds / c.frames);
     }
+#ifdef FLCC_BENCH_CUDA
+    if (stream) {
+        flcc_plan_set_stream(plan, nullptr);
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        cudaStreamDestroy(stream);
+    }
+#endif
     if (r != FLCC_SUCCESS) {
         std::fprintf(stderr, "flcc-bench: exec failed (%s)\n", flcc_result_string(r));
         return 1;
@@ -204,12 +246,12 @@ int run_one(const Config& c, const Dims& im, const Dims& tp, const std::string& 
     };
     std::printf("{\"bench\":\"flcc\",\"op\":\"%s\",\"dim\":%d,\"image\":%s,\"template\":%s,"
                 "\"region\":\"%s\",\"type\":\"%s\",\"frames\":%d,\"platform\":\"%s\","
-                "\"memory\":\"%s\",\"requested\":\"%s\",\"method\":\"%s\",\"rigor\":\"%s\",\"threads\":%d,"
+                "\"memory\":\"%s\",\"timing\":\"%s\",\"requested\":\"%s\",\"method\":\"%s\",\"rigor\":\"%s\",\"threads\":%d,"
                 "\"plan_seconds\":%.6g,\"wisdom_import_seconds\":%.6g,"
                 "\"seconds\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g},"
                 "\"repeats\":%d,\"machine\":%s,\"candidates\":%s}\n",
                 c.op.c_str(), im.dim, dims(im).c_str(), dims(tp).c_str(), region_name(o.region),
-                c.type.c_str(), c.frames, c.platform.c_str(), c.memory.c_str(), json_escape(method).c_str(),
+                c.type.c_str(), c.frames, c.platform.c_str(), c.memory.c_str(), c.timing.c_str(), json_escape(method).c_str(),
                 flcc_plan_method(plan), c.rigor.c_str(),
                 c.threads ? c.threads : int(std::thread::hardware_concurrency()), plan_s,
                 c.wisdom_import_s, t[t.size() / 2], t.front(), t.back(), c.repeats, machine.c_str(), candidates(plan).c_str());
@@ -267,6 +309,11 @@ int main(int argc, char** argv)
     app.add_option("--method", c.method, "auto, all, or a solver name");
     app.add_option("--memory", c.memory, "where frames live: host (page-locked) or device")
         ->check(CLI::IsMember({"host", "device"}));
+    app.add_option("--timing", c.timing,
+                   "wall: host clock around each (synchronous) exec; events: CUDA events around "
+                   "each exec on a stream bound to the plan, as the GPU peers are timed "
+                   "(needs --memory device)")
+        ->check(CLI::IsMember({"wall", "events"}));
     app.add_option("--rigor", c.rigor, "measure or estimate")->check(CLI::IsMember({"measure", "estimate"}));
     app.add_option("--repeats", c.repeats, "timed repeats")->check(CLI::Range(1, 100000));
     app.add_option("--warmup", c.warmup, "untimed runs first")->check(CLI::Range(0, 1000));
@@ -298,6 +345,10 @@ int main(int argc, char** argv)
     else
         cudaGetLastError();
 #endif
+    if (c.timing == "events" && c.memory != "device") {
+        std::fprintf(stderr, "flcc-bench: --timing events needs --memory device\n");
+        return 2;
+    }
     if (c.memory == "device" && gpu == "null") {
         std::fprintf(stderr, "flcc-bench: --memory device needs a CUDA build and a GPU\n");
         return 2;

@@ -10,9 +10,13 @@
       --bandwidth)
   3D LCC 256³ with 8³, full and valid: FLCC against CuPy fftconvolve / PyTorch conv3d
 
-Peers are device-resident. FLCC is timed by flcc-bench on host buffers (page-locked, from
-flcc_malloc), so those times include transfers; when flcc-bench offers --memory device, the
-planner's pick is also timed on GPU buffers (report.py then prefers those for the targets).
+Peers are device-resident and timed by CUDA events around each call on a stream (NPP also on
+the host clock, each call followed by a cudaStreamSynchronize: npp_bench --timing wall). FLCC is
+timed by flcc-bench on host buffers (page-locked, from flcc_malloc), so those times include
+transfers; when flcc-bench offers --memory device, the planner's pick is also timed on GPU
+buffers, on the host clock around each synchronous exec and, with --timing events, by CUDA
+events around each exec on a stream bound to the plan, as the peers are (report.py compares
+like with like: events with events, host clock with host clock).
 FLCC failures (no device solver yet) are reported and counted, and the peers still run; the
 exit status is then 1.
 
@@ -50,6 +54,7 @@ def main():
     # Device-resident FLCC timings: flcc-bench --memory device (GPU buffers, "memory": "device"
     # in the JSON), when this flcc-bench has it.
     resident = bool(fb) and H.supports(fb, "--memory")
+    events = bool(fb) and H.supports(fb, "--timing")
     if fb and not resident:
         H.log("flcc-bench has no --memory option: FLCC's GPU times include host<->device transfers")
 
@@ -63,8 +68,9 @@ def main():
             rec.run(H.flcc_cmd(fb, op, [image], templ, region, type_, frames, method, repeats, 1, 0,
                                "device"), soft=True)
         if resident and type_ == "single":
-            rec.run(H.flcc_cmd(fb, op, [image], templ, region, type_, frames, "auto", repeats, 1, 0,
-                               "device") + ["--memory", "device"], soft=True)
+            for timing in (["--timing", "events"], []) if events else ([],):
+                rec.run(H.flcc_cmd(fb, op, [image], templ, region, type_, frames, "auto", repeats, 1,
+                                   0, "device") + ["--memory", "device"] + timing, soft=True)
 
     # bandwidth first: the stream target needs it, and it is the cheapest sanity check
     rec.run(gpu_peers + ["--bandwidth", "--bandwidth-mib", str(c["bw_mib"]), "--repeats", "10"],
@@ -73,6 +79,8 @@ def main():
     if args.npp_bench:
         rec.run([args.npp_bench, "--image", c["image"], "--template", tl, "--region", "full,valid",
                  "--repeats", reps, "--warmup", "5", "--check"], soft=True)
+        rec.run([args.npp_bench, "--image", c["image"], "--template", tl, "--region", "full",
+                 "--repeats", reps, "--warmup", "5", "--timing", "wall"], soft=True)
     else:
         rec.failures += 1
         H.log("no npp_bench (--npp-bench or $FLCC_NPP_BENCH): NPP not measured")

@@ -217,11 +217,15 @@ def problem_key(r):
 def label(r):
     """A short series name: 'FLCC planner', 'FLCC host.direct2.k16', or the peer's name; FLCC
     timed on device-resident buffers (flcc-bench --memory device) is a series of its own,
-    ' (device-resident)' appended."""
+    ' (device-resident)' appended, and ' (device-resident, events)' when timed by CUDA events
+    (--timing events) as the GPU peers are. A peer timed on the host clock (npp_bench --timing
+    wall) gets ' (wall)'."""
     if r["bench"] == "flcc":
         lab = "FLCC planner" if r.get("requested") == "auto" else "FLCC " + r["method"]
+        if r.get("timing") == "events":
+            return lab + " (device-resident, events)"
         return lab + (" (device-resident)" if device_resident(r) else "")
-    return r["bench"]
+    return r["bench"] + (" (wall)" if r.get("timing") == "wall" else "")
 
 
 def device_resident(r):
@@ -256,7 +260,7 @@ def thread_series(recs):
 def flcc_best(series):
     """The fastest forced FLCC solver of one problem: (label, record) or (None, None)."""
     forced = [(k, v) for k, v in series.items() if k.startswith("FLCC ")
-              and not k.startswith("FLCC planner") and not k.endswith("(device-resident)")]
+              and not k.startswith("FLCC planner") and "(device-resident" not in k]
     if not forced:
         return None, None
     return min(forced, key=lambda kv: median(kv[1]))
