@@ -57,8 +57,10 @@ def sweep_tables(recs, title, xaxis):
                                                                    key=lambda kv: order(kv[0])):
         peers = sorted({lab for _, s in items for lab in s if not lab.startswith("FLCC")})
         resident = any("FLCC planner (device-resident)" in s for _, s in items)
+        events = any("FLCC planner (device-resident, events)" in s for _, s in items)
         header = ([xaxis, "FLCC ms (pick)", "best solver ms"]
                   + (["FLCC device-resident ms"] if resident else [])
+                  + (["FLCC device-resident ms, CUDA events"] if events else [])
                   + [f"{p} ms (ratio)" for p in peers])
         rows = []
         for key, s in sorted(items, key=lambda kv: (kv[0][2], kv[0][3])):
@@ -67,14 +69,19 @@ def sweep_tables(recs, title, xaxis):
             x = dims(key[3]) if xaxis == "template" else dims(key[2])
             row = [x, f"{ms(H.median(f))} ({f['method']})" if f else "–",
                    f"{ms(H.median(best))} ({blab[5:]})" if best else "–"]
+            fr = s.get("FLCC planner (device-resident)")
+            fe = s.get("FLCC planner (device-resident, events)")
             if resident:
-                fr = s.get("FLCC planner (device-resident)")
                 row.append(ms(H.median(fr)) if fr else "–")
-                f = fr or f   # ratios against the like-for-like (device-resident) time
+            if events:
+                row.append(ms(H.median(fe)) if fe else "–")
             for p in peers:
                 r = s.get(p)
-                row.append(f"{ms(H.median(r))} ({ratio(H.median(r) / H.median(f))})"
-                           if r and f else (ms(H.median(r)) if r else "–"))
+                # like for like: device-resident, and timed as the peer was (CUDA events, or the
+                # host clock for a ' (wall)' peer)
+                like = (fr if p.endswith(" (wall)") else fe or fr) or f
+                row.append(f"{ms(H.median(r))} ({ratio(H.median(r) / H.median(like))})"
+                           if r and like else (ms(H.median(r)) if r else "–"))
             rows.append(row)
         what = f"{'LCC' if op == 'lcorr' else 'convolution'} {dim}D {region}, {type_.upper()}"
         if type_ == "stream":
