@@ -325,11 +325,12 @@ def targets(host, device, planner):
                                       region="full", type="single"))
     rows.append(["GPU 3D LCC 256³, 8³ full ≥ 3× cupyx fftconvolve (full)", ratio(x) + note(f),
                  verdict(x, 3)])
-    if planner:
-        frac, ok, total = planner
-        rows.append(["Planner pick within 10% of the fastest on ≥ 95% of the grid (CPU)",
+    # One row per results folder with a planner map: each map is one machine's (a report over
+    # several folders would otherwise show the first folder's map as if it were the only one).
+    for where, (frac, ok, total) in planner:
+        rows.append([f"Planner pick within 10% of the fastest on ≥ 95% of the grid (CPU{where})",
                      f"{ok}/{total} cells ({100 * frac:.0f}%)", verdict(frac, 0.95)])
-    else:
+    if not planner:
         rows.append(["Planner pick within 10% of the fastest on ≥ 95% of the grid", "–", "not measured"])
     return table(["target (DESIGN.md section 5)", "measured", "verdict"], rows) + "\n"
 
@@ -358,7 +359,7 @@ def main():
     if not dirs:
         sys.exit("report.py: no results (run bench/run_cpu.sh)")
     out = ["# FLCC benchmark report", ""]
-    all_host, all_device, planner = [], [], None
+    all_host, all_device, planner = [], [], []
     for d in dirs:
         files = {os.path.basename(f)[:-6]: H.load(f) for f in sorted(glob.glob(os.path.join(d, "*.jsonl")))}
         recs = [r for rs in files.values() for r in rs]
@@ -386,7 +387,8 @@ def main():
             out += ["### (d) thread scaling", "", threads_tables(files["d_threads"])]
         if files.get("e_planner_map"):
             text, pl = planner_tables(files["e_planner_map"])
-            planner = planner or pl
+            if pl and pl[0] is not None:
+                planner.append((f", {os.path.basename(d)}" if len(dirs) > 1 else "", pl))
             out += ["### (e) planner's method selection", "", text]
     out += ["## DESIGN.md section 5 targets", "",
             "Each ratio is peer time / FLCC time from one run (> 1: FLCC faster); CPU rows with "
