@@ -77,9 +77,7 @@ def sweep_tables(recs, title, xaxis):
                 row.append(ms(H.median(fe)) if fe else "–")
             for p in peers:
                 r = s.get(p)
-                # like for like: device-resident, and timed as the peer was (CUDA events, or the
-                # host clock for a ' (wall)' peer)
-                like = (fr if p.endswith(" (wall)") else fe or fr) or f
+                like = next((s[lab] for lab in like_for_like(p) if lab in s), None)
                 row.append(f"{ms(H.median(r))} ({ratio(H.median(r) / H.median(like))})"
                            if r and like else (ms(H.median(r)) if r else "–"))
             rows.append(row)
@@ -175,15 +173,21 @@ def find(recs, label, **kw):
     return None
 
 
-def peer_ratio(recs, peer, flcc_label="FLCC planner", peer_kw=None, **kw):
-    # Like for like: the GPU peers are device-resident and timed by CUDA events (a peer
-    # label ending in ' (wall)': on the host clock), so FLCC's device-resident record timed the
-    # same way comes first, then any device-resident one, then FLCC on host buffers.
+def like_for_like(peer, flcc_label="FLCC planner"):
+    """FLCC's series to compare with `peer`, best first. The GPU peers are device-resident and
+    timed by CUDA events (a peer label ending in ' (wall)': on the host clock), so FLCC's
+    device-resident series timed the same way comes first, then the other device-resident one,
+    then FLCC on host buffers."""
     if peer.endswith(" (wall)"):
-        order = [" (device-resident)"]
+        order = [" (device-resident)", ""]
     else:
         order = [" (device-resident, events)", " (device-resident)", ""]
-    f = next((r for r in (find(recs, flcc_label + o, **kw) for o in order) if r), None)
+    return [flcc_label + o for o in order]
+
+
+def peer_ratio(recs, peer, flcc_label="FLCC planner", peer_kw=None, **kw):
+    f = next((r for r in (find(recs, lab, **kw) for lab in like_for_like(peer, flcc_label)) if r),
+             None)
     p = find(recs, peer, **(peer_kw or kw))
     if not f or not p:
         return None, f, p
