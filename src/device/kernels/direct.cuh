@@ -216,7 +216,9 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
     constexpr int kIy = C::T1 > 0 ? OTY + C::T1 - 1 : 0;                            // = L.iy
     constexpr bool kOnePlane = C::T0 == 1 && C::OTZ == 1;
     const int xs = kXs > 0 ? kXs : L.xs, iy = kIy > 0 ? kIy : L.iy, xs4 = xs / 4;
-    const int rows = kOnePlane ? iy : iz * iy;
+    // One plane: only the rows the tile's real outputs read (a thin boundary tile needs a few;
+    // the rows past them are never loaded, and feed only outputs that are not stored).
+    const int rows = kOnePlane ? min(iy, tile.real[1] + T1 - 1) : iz * iy;
     const int b0 = tile.origin[0] - p.P[0], b1 = tile.origin[1] - p.P[1], b2 = tile.origin[2] - p.P[2];
     const int col_lo = max(0, -b2), col_hi = min(L.ix, p.S[2] - b2);   // image columns of a box row
     const auto image_row = [&](int row, int& g0, int& g1) {   // box row -> image plane and row
@@ -225,19 +227,39 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
         g1 = b1 + row - a * iy;
         return g0 >= 0 && g0 < p.S[0] && g1 >= 0 && g1 < p.S[1];
     };
-    for (int e = tid; e < rows * xs; e += C::threads) {
-        const int row = e / xs, c = e - row * xs;
+    // Whole float4s of an image row go as one 16-byte copy when the row's start in the image is
+    // 16-byte aligned (interior tiles of frames whose rows are whole float4s); the rest, padding
+    // and image edges, element by element. (One copy per element was ~12% of the 4x4 LCC
+    // kernel's instructions.)
+    float4* x4 = reinterpret_cast<float4*>(x);   // rows of xs floats, xs a multiple of 4
+    const bool aligned = ((reinterpret_cast<uintptr_t>(image) & 15) | (p.S[2] & 3) | (b2 & 3)) == 0;
+    for (int e = tid; e < rows * xs4; e += C::threads) {
+        const int row = e / xs4, c = (e - row * xs4) * 4;
         int g0, g1;
-        if (image_row(row, g0, g1) && c >= col_lo && c < col_hi)
-            __pipeline_memcpy_async(x + e, image + (int64_t(g0) * p.S[1] + g1) * p.S[2] + b2 + c,
-                                    sizeof(float));
-        else
-            x[e] = 0.f;
+        float* dst = x + 4 * e;
+        if (!image_row(row, g0, g1) || c + 4 <= col_lo || c >= col_hi) {
+            x4[e] = make_float4(0.f, 0.f, 0.f, 0.f);
+            continue;
+        }
+        const float* src = image + (int64_t(g0) * p.S[1] + g1) * p.S[2] + b2;   // box column 0
+        if (aligned && c >= col_lo && c + 4 <= col_hi) {
+            __pipeline_memcpy_async(dst, src + c, 4 * sizeof(float));
+            continue;
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            if (c + k >= col_lo && c + k < col_hi)
+                __pipeline_memcpy_async(dst + k, src + c + k, sizeof(float));
+            else
+                dst[k] = 0.f;
+        }
     }
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncthreads();
-    float4* x4 = reinterpret_cast<float4*>(x);   // rows of xs floats, xs a multiple of 4
+    // The statistics: float4s wholly inside the image skip the per-value column tests, and their
+    // sum goes into the double in one step (a float sum of four, then one widening: the sum only
+    // chooses the centring constant).
     detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
     for (int e = tid; e < rows * xs4; e += C::threads) {
         const int row = e / xs4, c = (e - row * xs4) * 4;
@@ -245,16 +267,31 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
         if (!image_row(row, g0, g1)) continue;
         const float4 q = x4[e];
         const float v[4] = {q.x, q.y, q.z, q.w};
+        if (c >= col_lo && c + 4 <= col_hi) {
+            st.sum += double((v[0] + v[1]) + (v[2] + v[3]));
+            st.lo = fminf(st.lo, fminf(fminf(v[0], v[1]), fminf(v[2], v[3])));
+            st.hi = fmaxf(st.hi, fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3])));
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                st.integral &= v[k] == truncf(v[k]);
+                st.finite &= isfinite(v[k]);
+            }
+            st.count += 4;
+            continue;
+        }
+        // Partly inside (image edges, the box's last float4): the same, masked, without branches.
+        float part = 0.f;
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
-            if (c + k < col_lo || c + k >= col_hi) continue;
-            st.sum += v[k];
-            st.lo = fminf(st.lo, v[k]);
-            st.hi = fmaxf(st.hi, v[k]);
-            st.integral &= v[k] == truncf(v[k]);
-            st.finite &= isfinite(v[k]);
-            st.count += 1;
+            const bool in = c + k >= col_lo && c + k < col_hi;
+            part += in ? v[k] : 0.f;
+            st.lo = fminf(st.lo, in ? v[k] : FLT_MAX);
+            st.hi = fmaxf(st.hi, in ? v[k] : -FLT_MAX);
+            st.integral &= !in || v[k] == truncf(v[k]);
+            st.finite &= !in || isfinite(v[k]);
+            st.count += in;
         }
+        st.sum += double(part);
     }
     const detail::Stats s = detail::block_reduce(st, scratch);
     if ((!s.finite && p.check_finite) || (own_taps && bad_template)) {
@@ -267,21 +304,31 @@ __global__ void __launch_bounds__(C::threads, C::min_blocks) direct_kernel(const
     TileMode mode{0.f, 1.0, 1, 0.0, 0.0, 0.0};
     if (LCORR) {
         mode = decide(s, tile.boundary, p.n, p.guard);
-        for (int e = tid; e < rows * xs4; e += C::threads) {
-            const int c = (e - e / xs4 * xs4) * 4;
-            const float4 q = x4[e];
-            float v[4] = {q.x, q.y, q.z, q.w};
+        // The mode is the block's: one loop per case, so that the common one (a subtraction) does
+        // not also compute the scaled one's double arithmetic per value; an uncentred, unscaled
+        // tile (the boundary) has nothing to do.
+        const auto centre = [&](auto op) {
+            for (int e = tid; e < rows * xs4; e += C::threads) {
+                const int c = (e - e / xs4 * xs4) * 4;
+                const float4 q = x4[e];
+                float v[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-            for (int k = 0; k < 4; ++k)
-                if (c + k < L.ix)
-                    v[k] = mode.scale == 1 ? v[k] - mode.c
-                                           : float((double(v[k]) - double(mode.c)) * mode.scale);
-            x4[e] = make_float4(v[0], v[1], v[2], v[3]);
-        }
+                for (int k = 0; k < 4; ++k)
+                    if (c + k < L.ix) v[k] = op(v[k]);
+                x4[e] = make_float4(v[0], v[1], v[2], v[3]);
+            }
+        };
+        if (mode.scale != 1)
+            centre([&](float v) { return float((double(v) - double(mode.c)) * mode.scale); });
+        else if (mode.c != 0.f)
+            centre([&](float v) { return v - mode.c; });
     }
     __syncthreads();
 
     const int ty = tid / (OTX / RX), tx = tid % (OTX / RX);
+    // Small kernels meet no barrier past this point: threads without real outputs (most threads
+    // of a thin boundary tile, whose box rows were not all loaded) are done.
+    if (C::small && (ty * RY >= tile.real[1] || tx * RX >= tile.real[2])) return;
     for (int q = 0; q < tile.real[0]; ++q) {
         // 3. The numerator of output plane q.
         float acc[RY][RX];
