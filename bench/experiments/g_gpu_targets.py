@@ -32,7 +32,7 @@ import harness as H
 NAME = "g_gpu_targets"
 
 FULL = dict(image="2000x2000", templates=[4, 8, 16, 32], frames=100, vol="256x256x256", vt=8,
-            repeats=20, stream_repeats=3, bw_mib=1024)
+            repeats=20, stream_repeats=9, bw_mib=1024)
 QUICK = dict(image="256x256", templates=[4, 8], frames=4, vol="32x32x32", vt=4, repeats=3,
              stream_repeats=1, bw_mib=64)
 
