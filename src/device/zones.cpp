@@ -37,28 +37,28 @@ int make_zones(const Problem& q, const int ot[3], TileParams& p)
             if (cuts[k + 1] > cuts[k])
                 runs[a][nruns[a]++] = {int(cuts[k]), int(cuts[k + 1] - cuts[k]), k != 1};
     }
+    int n = 0;
+    for (int i = 0; i < nruns[0]; ++i)
+        for (int j = 0; j < nruns[1]; ++j)
+            for (int k = 0; k < nruns[2]; ++k) {
+                ZoneRect& r = p.rects[n++];
+                const Run* rr[3] = {&runs[0][i], &runs[1][j], &runs[2][k]};
+                r.boundary = 0;
+                for (int a = 0; a < 3; ++a) {
+                    r.origin[a] = rr[a]->start;
+                    r.size[a] = rr[a]->size;
+                    r.blocks[a] = (rr[a]->size + ot[a] - 1) / ot[a];
+                    r.boundary |= rr[a]->boundary;
+                }
+            }
     // The interior rectangle first, then the boundary ones: blocks start in blockIdx order, so
     // the thin boundary tiles (a few outputs each, the cheapest blocks) fill the last wave.
-    int blocks = 0, n = 0;
-    for (int pass = 0; pass < 2; ++pass)
-        for (int i = 0; i < nruns[0]; ++i)
-            for (int j = 0; j < nruns[1]; ++j)
-                for (int k = 0; k < nruns[2]; ++k) {
-                    if ((runs[0][i].boundary | runs[1][j].boundary | runs[2][k].boundary) != pass) continue;
-                    ZoneRect& r = p.rects[n++];
-                    const Run* rr[3] = {&runs[0][i], &runs[1][j], &runs[2][k]};
-                    r.boundary = 0;
-                    int count = 1;
-                    for (int a = 0; a < 3; ++a) {
-                        r.origin[a] = rr[a]->start;
-                        r.size[a] = rr[a]->size;
-                        r.blocks[a] = (rr[a]->size + ot[a] - 1) / ot[a];
-                        r.boundary |= rr[a]->boundary;
-                        count *= r.blocks[a];
-                    }
-                    r.first_block = blocks;
-                    blocks += count;
-                }
+    std::stable_partition(p.rects, p.rects + n, [](const ZoneRect& r) { return r.boundary == 0; });
+    int blocks = 0;
+    for (int r = 0; r < n; ++r) {
+        p.rects[r].first_block = blocks;
+        blocks += p.rects[r].blocks[0] * p.rects[r].blocks[1] * p.rects[r].blocks[2];
+    }
     p.nrects = n;
     return blocks;
 }
