@@ -265,6 +265,37 @@ TEST_CASE("3D Fourier LCC: every template extent compiled into the window sums",
             }
 }
 
+TEST_CASE("3D planes LCC: every template row and column extent compiled into its finalisation",
+          "[device][numerics]")
+{
+    // finalise_planes (device.fourier3.planes) has an instance per T2 = 1..16 and takes T1 <= 16
+    // rows by warp shuffles; the cases above reach T2 <= 8 only. Here T1 and T2 run to 16, with
+    // images spanning several blocks (32 columns, 33 - T1 rows) and both block modes (centred
+    // interior blocks, uncentred ones at the padding).
+    if (skip_without_gpu()) return;
+    using ref::Data;
+    for (int k = 1; k <= 16; ++k)
+        for (flcc_region reg : {FLCC_FULL, FLCC_VALID}) {
+            const ref::Shape s{3, {12, k + 40, k + 70}, {3, 17 - k, k}, reg};
+            for (Data d : {Data::uniform, Data::offset, Data::panels}) {
+                std::mt19937 rng(unsigned(k * 7 + int(reg)));
+                const auto img = ref::make_data(d, s, true, rng);
+                const auto t = ref::make_data(d, s, false, rng);
+                const auto want = ref::lcorr(s, img.data(), t.data());
+                const auto flat = ref::zero_variance(s, img.data());
+                const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts("device.fourier3.planes"));
+                INFO(th::describe(s) << " data " << ref::data_name(d));
+                REQUIRE(r.result == FLCC_SUCCESS);
+                INFO("worst " << th::worst(s, want, r.out.data()));
+                CHECK(ref::max_abs_diff(want, r.out.data()) <= 1e-5);
+                size_t misses = 0;
+                for (size_t i = 0; i < want.size(); ++i)
+                    if (flat[i] && r.out[i] != 0.0f) ++misses;
+                CHECK(misses == 0);
+            }
+        }
+}
+
 TEST_CASE("GPU and CPU agree", "[device]")
 {
     if (skip_without_gpu()) return;

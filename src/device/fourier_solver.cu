@@ -7,12 +7,11 @@
 // template spectrum. cuFFT plans and template spectra are made at plan time and when the
 // template changes; per frame each group runs stats, gather, R2C, product, C2R and the window
 // sums and finalisation (kernels/fourier.cuh), all captured once into a CUDA graph.
+#include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
 #include "plan/registry.h"
 #include "plan/template.h"
-
-#include <cufft.h>
 
 #include <algorithm>
 #include <cstring>
@@ -25,30 +24,6 @@
 namespace flcc::device {
 
 namespace {
-
-flcc_result to_result(cufftResult r)
-{
-    if (r == CUFFT_SUCCESS) return FLCC_SUCCESS;
-    cudaGetLastError();
-    return r == CUFFT_ALLOC_FAILED ? FLCC_ALLOC_FAILED : FLCC_DEVICE_ERROR;
-}
-
-#define FLCC_CUFFT_TRY(expr)                                                                  \
-    do {                                                                                      \
-        const flcc_result flcc_cufft_r_ = to_result(expr);                                    \
-        if (flcc_cufft_r_ != FLCC_SUCCESS) return flcc_cufft_r_;                              \
-    } while (0)
-
-// The smallest 2^a 3^b 5^c 7^d >= n (cuFFT's fast sizes).
-int fast_size(int n)
-{
-    for (int m = std::max(n, 1);; ++m) {
-        int r = m;
-        for (int f : {2, 3, 5, 7})
-            while (r % f == 0) r /= f;
-        if (r == 1) return m;
-    }
-}
 
 // Runs of one axis cut into pieces of at most `longest` outputs, balanced. LCC cuts at the
 // zone boundaries (windows touching the padding run uncentred, as on the host); convolution,
@@ -127,15 +102,6 @@ TilePlan plan_tiles(const Problem& p, int edge)
     return plan;
 }
 
-struct CufftPlan {
-    cufftHandle h = 0;
-    bool made = false;
-    ~CufftPlan()
-    {
-        if (made) cufftDestroy(h);
-    }
-};
-
 struct Group {
     int F[3];
     std::vector<FftTile> tiles;
@@ -156,11 +122,6 @@ struct Group {
 class FourierExecutor final : public DeviceExecutor {
 public:
     FourierExecutor(const Problem& p, int edge) : DeviceExecutor(p), edge_(edge) {}
-
-    ~FourierExecutor() override
-    {
-        if (graph_ != nullptr) cudaGraphExecDestroy(graph_);
-    }
 
     flcc_result create()
     {
@@ -364,19 +325,6 @@ private:
         return 2 * e;
     }
 
-    // Raises a kernel's dynamic shared memory limit (per function, shared by every plan) to the
-    // device's maximum, when `bytes` needs more than the default 48 KB.
-    template <typename Kernel>
-    static flcc_result raise_shared_limit(Kernel kernel, size_t bytes)
-    {
-        int device = 0, most = 0;
-        FLCC_CUDA_TRY(cudaGetDevice(&device));
-        FLCC_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-        if (bytes > size_t(most)) return FLCC_METHOD_NOT_APPLICABLE;
-        FLCC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
-        return FLCC_SUCCESS;
-    }
-
     // Every group's work for the frame in the slot, on `s`.
     flcc_result enqueue_groups(cudaStream_t s)
     {
@@ -428,43 +376,13 @@ private:
         return FLCC_SUCCESS;
     }
 
-    // The groups' work as one CUDA graph, captured on first use.
-    flcc_result graph(cudaStream_t s, cudaGraphExec_t& exec)
-    {
-        if (graph_ != nullptr) {
-            exec = graph_;
-            return FLCC_SUCCESS;
-        }
-        cudaGraph_t g = nullptr;
-        FLCC_CUDA_TRY(cudaStreamBeginCapture(capture_.get(), cudaStreamCaptureModeThreadLocal));
-        const flcc_result r = enqueue_groups(capture_.get());
-        const cudaError_t e = cudaStreamEndCapture(capture_.get(), &g);
-        if (r != FLCC_SUCCESS) {
-            if (g != nullptr) cudaGraphDestroy(g);
-            return r;
-        }
-        FLCC_CUDA_TRY(e);
-        const cudaError_t ie = cudaGraphInstantiate(&graph_, g, 0);
-        cudaGraphDestroy(g);
-        FLCC_CUDA_TRY(ie);
-        (void)s;
-        exec = graph_;
-        return FLCC_SUCCESS;
-    }
-
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
     {
-        if (capture_.get() == nullptr) {
-            const flcc_result r = capture_.create();
-            if (r != FLCC_SUCCESS) return r;
-        }
-        cudaGraphExec_t exec = nullptr;
-        flcc_result r = graph(s, exec);
-        if (r != FLCC_SUCCESS) return r;
         for (int64_t f = 0; f < count; ++f) {
             set_frame<<<1, 1, 0, s>>>(slot_.as<FrameSlot>(), image + f * p_.image_elems(), out + f * p_.out_elems());
             FLCC_CUDA_TRY(cudaGetLastError());
-            FLCC_CUDA_TRY(cudaGraphLaunch(exec, s));
+            const flcc_result r = graph_.launch(s, [this](cudaStream_t c) { return enqueue_groups(c); });
+            if (r != FLCC_SUCCESS) return r;
         }
         return FLCC_SUCCESS;
     }
@@ -474,8 +392,7 @@ private:
     DeviceBuffer slot_, taps_, tap_sum_;
     PinnedBuffer staged_;   // template uploads: taps, then their sum
     std::vector<std::unique_ptr<Group>> groups_;
-    Stream capture_;
-    cudaGraphExec_t graph_ = nullptr;
+    FrameGraph graph_;
 };
 
 class FourierSolver final : public Solver {

@@ -6,12 +6,14 @@ namespace flcc {
 namespace device {
 void register_direct_solvers(SolverList& list);
 void register_fourier_solvers(SolverList& list);
+void register_fourier_planes_solver(SolverList& list);
 }
 
 void register_device_solvers(SolverList& list)
 {
     device::register_direct_solvers(list);
     device::register_fourier_solvers(list);
+    device::register_fourier_planes_solver(list);
 }
 
 }  // namespace flcc

@@ -11,6 +11,7 @@
 // recomputed windows (lcc_common.cuh).
 #pragma once
 
+#include "device/kernels/frame_slot.cuh"
 #include "device/kernels/lcc_common.cuh"
 
 #include <cufft.h>
@@ -23,19 +24,6 @@ struct FftTile {
     int size[3];     // outputs
     int boundary;    // 1: not centred
 };
-
-// The frame a replay of the group's CUDA graph works on: set by set_frame before each replay,
-// so the captured kernels never change.
-struct FrameSlot {
-    const float* image;
-    float* out;
-};
-
-__global__ void set_frame(FrameSlot* slot, const float* image, float* out)
-{
-    slot->image = image;
-    slot->out = out;
-}
 
 // What every kernel of a group needs.
 struct FftGroupParams {
@@ -63,15 +51,6 @@ struct FftGroupParams {
 };
 
 __device__ inline int box_extent(const FftTile& t, const FftGroupParams& g, int a) { return t.size[a] + g.T[a] - 1; }
-
-// Per-tile min/max are merged with integer atomics on the order-preserving integer image of
-// floats (stored in the float fields until tile_modes converts them back).
-__device__ inline int float_order(float f)
-{
-    const int i = __float_as_int(f);
-    return i >= 0 ? i : i ^ 0x7fffffff;
-}
-__device__ inline float order_float(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
 
 __global__ void tile_stats_init(FftGroupParams g)
 {

@@ -1,0 +1,105 @@
+// What the cuFFT-based GPU solvers share: cuFFT's result codes as flcc_result, an owning plan
+// handle, the fast transform sizes, and a per-frame CUDA graph captured once.
+#pragma once
+
+#include "device/cuda_util.h"
+
+#include <cufft.h>
+
+#include <algorithm>
+
+namespace flcc::device {
+
+inline flcc_result to_result(cufftResult r)
+{
+    if (r == CUFFT_SUCCESS) return FLCC_SUCCESS;
+    cudaGetLastError();
+    return r == CUFFT_ALLOC_FAILED ? FLCC_ALLOC_FAILED : FLCC_DEVICE_ERROR;
+}
+
+#define FLCC_CUFFT_TRY(expr)                                                                  \
+    do {                                                                                      \
+        const flcc_result flcc_cufft_r_ = ::flcc::device::to_result(expr);                    \
+        if (flcc_cufft_r_ != FLCC_SUCCESS) return flcc_cufft_r_;                              \
+    } while (0)
+
+// The smallest 2^a 3^b 5^c 7^d >= n (cuFFT's fast sizes).
+inline int fast_size(int n)
+{
+    for (int m = std::max(n, 1);; ++m) {
+        int r = m;
+        for (int f : {2, 3, 5, 7})
+            while (r % f == 0) r /= f;
+        if (r == 1) return m;
+    }
+}
+
+struct CufftPlan {
+    cufftHandle h = 0;
+    bool made = false;
+    CufftPlan() = default;
+    CufftPlan(const CufftPlan&) = delete;
+    CufftPlan& operator=(const CufftPlan&) = delete;
+    ~CufftPlan()
+    {
+        if (made) cufftDestroy(h);
+    }
+};
+
+// A frame's kernels and transforms as one CUDA graph, captured on first use from `enqueue(s)`
+// (which must only enqueue on s) and replayed after: per frame one launch instead of ~10.
+class FrameGraph {
+public:
+    FrameGraph() = default;
+    FrameGraph(const FrameGraph&) = delete;
+    FrameGraph& operator=(const FrameGraph&) = delete;
+    ~FrameGraph()
+    {
+        if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    }
+
+    template <class Enqueue>
+    flcc_result launch(cudaStream_t s, Enqueue&& enqueue)
+    {
+        if (exec_ == nullptr) {
+            if (capture_.get() == nullptr) {
+                const flcc_result r = capture_.create();
+                if (r != FLCC_SUCCESS) return r;
+            }
+            cudaGraph_t g = nullptr;
+            FLCC_CUDA_TRY(cudaStreamBeginCapture(capture_.get(), cudaStreamCaptureModeThreadLocal));
+            const flcc_result r = enqueue(capture_.get());
+            const cudaError_t e = cudaStreamEndCapture(capture_.get(), &g);
+            if (r != FLCC_SUCCESS) {
+                if (g != nullptr) cudaGraphDestroy(g);
+                return r;
+            }
+            FLCC_CUDA_TRY(e);
+            const cudaError_t ie = cudaGraphInstantiate(&exec_, g, 0);
+            cudaGraphDestroy(g);
+            if (ie != cudaSuccess) exec_ = nullptr;
+            FLCC_CUDA_TRY(ie);
+        }
+        FLCC_CUDA_TRY(cudaGraphLaunch(exec_, s));
+        return FLCC_SUCCESS;
+    }
+
+private:
+    Stream capture_;
+    cudaGraphExec_t exec_ = nullptr;
+};
+
+// Raises a kernel's dynamic shared memory limit (per function, shared by every plan) to the
+// device's maximum, when `bytes` needs more than the default 48 KB.
+template <typename Kernel>
+flcc_result raise_shared_limit(Kernel kernel, size_t bytes)
+{
+    int device = 0, most = 0;
+    FLCC_CUDA_TRY(cudaGetDevice(&device));
+    FLCC_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (bytes > size_t(most)) return FLCC_METHOD_NOT_APPLICABLE;
+    FLCC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    return FLCC_SUCCESS;
+}
+
+}  // namespace flcc::device
