@@ -3,6 +3,7 @@
 #pragma once
 
 #include "device/cuda_util.h"
+#include "device/kernels/frame_slot.cuh"
 
 #include <cufft.h>
 
@@ -81,6 +82,21 @@ public:
             FLCC_CUDA_TRY(ie);
         }
         FLCC_CUDA_TRY(cudaGraphLaunch(exec_, s));
+        return FLCC_SUCCESS;
+    }
+
+    // `count` frames stored back to back: for each, the slot gets its pointers, then the graph
+    // replays.
+    template <class Enqueue>
+    flcc_result launch_frames(FrameSlot* slot, const float* image, int64_t image_elems, float* out,
+                              int64_t out_elems, int64_t count, cudaStream_t s, Enqueue&& enqueue)
+    {
+        for (int64_t f = 0; f < count; ++f) {
+            set_frame<<<1, 1, 0, s>>>(slot, image + f * image_elems, out + f * out_elems);
+            FLCC_CUDA_TRY(cudaGetLastError());
+            const flcc_result r = launch(s, enqueue);
+            if (r != FLCC_SUCCESS) return r;
+        }
         return FLCC_SUCCESS;
     }
 

@@ -378,13 +378,8 @@ private:
 
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
     {
-        for (int64_t f = 0; f < count; ++f) {
-            set_frame<<<1, 1, 0, s>>>(slot_.as<FrameSlot>(), image + f * p_.image_elems(), out + f * p_.out_elems());
-            FLCC_CUDA_TRY(cudaGetLastError());
-            const flcc_result r = graph_.launch(s, [this](cudaStream_t c) { return enqueue_groups(c); });
-            if (r != FLCC_SUCCESS) return r;
-        }
-        return FLCC_SUCCESS;
+        return graph_.launch_frames(slot_.as<FrameSlot>(), image, p_.image_elems(), out, p_.out_elems(), count, s,
+                                    [this](cudaStream_t c) { return enqueue_groups(c); });
     }
 
     int edge_;

@@ -56,8 +56,7 @@ __global__ void tile_stats_init(FftGroupParams g)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < g.ntiles)
-        g.stats[t] = detail::Stats{0.0, __int_as_float(float_order(FLT_MAX)),
-                                   __int_as_float(float_order(-FLT_MAX)), 1, 1, 0};
+        g.stats[t] = merged_stats_init();
 }
 
 // Grid: (box rows chunk, tile). Each block reduces some box rows of a tile and merges into
@@ -89,22 +88,12 @@ __global__ void tile_stats(FftGroupParams g, int rows_per_block)
         for (i += down; i >= by; i -= by) ++a;
         if (!inside) continue;
         const float v = image[at];
-        st.sum += v;
-        st.lo = fminf(st.lo, v);
-        st.hi = fmaxf(st.hi, v);
-        st.integral &= v == truncf(v);
-        st.finite &= isfinite(v);
-        st.count += 1;
+        add_value(st, v);
     }
     const detail::Stats s = detail::block_reduce(st, scratch);
     if (threadIdx.x == 0 && s.count > 0) {
         detail::Stats* d = g.stats + blockIdx.y;
-        atomicAdd(&d->sum, s.sum);
-        atomicMin(reinterpret_cast<int*>(&d->lo), float_order(s.lo));
-        atomicMax(reinterpret_cast<int*>(&d->hi), float_order(s.hi));
-        atomicAnd(&d->integral, s.integral);
-        atomicAnd(&d->finite, s.finite);
-        atomicAdd(&d->count, s.count);
+        merge_stats(d, s);
     }
 }
 
@@ -113,9 +102,7 @@ __global__ void tile_modes(FftGroupParams g)
 {
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= g.ntiles) return;
-    detail::Stats s = g.stats[t];
-    s.lo = order_float(__float_as_int(s.lo));
-    s.hi = order_float(__float_as_int(s.hi));
+    const detail::Stats s = read_merged(g.stats[t]);
     if (!s.finite && g.check_finite) *reinterpret_cast<volatile int*>(g.status) = 1;   // host memory
     g.modes[t] = decide(s, g.tiles[t].boundary, g.n, g.guard);
 }

@@ -51,7 +51,7 @@ struct PlanesParams {
 
 __global__ void stats_reset(PlanesParams g)
 {
-    *g.stats = detail::Stats{0.0, __int_as_float(float_order(FLT_MAX)), __int_as_float(float_order(-FLT_MAX)), 1, 1, 0};
+    *g.stats = merged_stats_init();
     *g.redo_count = 0;
 }
 
@@ -65,22 +65,12 @@ __global__ void image_stats(PlanesParams g, int64_t count)
     const int64_t step = int64_t(gridDim.x) * blockDim.x;
     for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
         const float v = image[i];
-        st.sum += v;
-        st.lo = fminf(st.lo, v);
-        st.hi = fmaxf(st.hi, v);
-        st.integral &= v == truncf(v);
-        st.finite &= isfinite(v);
-        st.count += 1;
+        add_value(st, v);
     }
     const detail::Stats s = detail::block_reduce(st, scratch);
     if (threadIdx.x == 0 && s.count > 0) {
         detail::Stats* d = g.stats;
-        atomicAdd(&d->sum, s.sum);
-        atomicMin(reinterpret_cast<int*>(&d->lo), float_order(s.lo));
-        atomicMax(reinterpret_cast<int*>(&d->hi), float_order(s.hi));
-        atomicAnd(&d->integral, s.integral);
-        atomicAnd(&d->finite, s.finite);
-        atomicAdd(&d->count, s.count);
+        merge_stats(d, s);
     }
 }
 
@@ -88,9 +78,7 @@ __global__ void image_stats(PlanesParams g, int64_t count)
 // (centred by modes[0].c), each in its own scale.
 __global__ void plane_modes(PlanesParams g)
 {
-    detail::Stats s = *g.stats;
-    s.lo = order_float(__float_as_int(s.lo));
-    s.hi = order_float(__float_as_int(s.hi));
+    const detail::Stats s = read_merged(*g.stats);
     if (!s.finite && g.check_finite) *reinterpret_cast<volatile int*>(g.status) = 1;   // host memory
     TileMode centred = decide(s, 0, g.n, g.guard), plain = decide(s, 1, g.n, g.guard);
     const double m = fmax(fabs(double(s.hi) - centred.c), fabs(double(s.lo) - centred.c));

@@ -1,6 +1,9 @@
-// The frame a replay of a solver's captured CUDA graph works on, and the ordered-int image of
-// floats that per-tile statistics merge min and max with. Shared by the cuFFT solvers' kernels.
+// What the cuFFT solvers' kernels share: the frame a replay of a captured CUDA graph works on,
+// and statistics gathered by many blocks and merged with atomics (min and max on the
+// order-preserving integer image of floats, kept in the float fields until read back).
 #pragma once
+
+#include "device/kernels/lcc_common.cuh"
 
 namespace flcc::device {
 
@@ -24,5 +27,41 @@ __device__ inline int float_order(float f)
     return i >= 0 ? i : i ^ 0x7fffffff;
 }
 __device__ inline float order_float(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
+
+// Empty statistics in the merged (ordered-int) form.
+__device__ inline detail::Stats merged_stats_init()
+{
+    return detail::Stats{0.0, __int_as_float(float_order(FLT_MAX)), __int_as_float(float_order(-FLT_MAX)), 1, 1, 0};
+}
+
+// One value into a thread's statistics.
+__device__ inline void add_value(detail::Stats& st, float v)
+{
+    st.sum += v;
+    st.lo = fminf(st.lo, v);
+    st.hi = fmaxf(st.hi, v);
+    st.integral &= v == truncf(v);
+    st.finite &= isfinite(v);
+    st.count += 1;
+}
+
+// A block's statistics (from one thread) merged into *d.
+__device__ inline void merge_stats(detail::Stats* d, const detail::Stats& s)
+{
+    atomicAdd(&d->sum, s.sum);
+    atomicMin(reinterpret_cast<int*>(&d->lo), float_order(s.lo));
+    atomicMax(reinterpret_cast<int*>(&d->hi), float_order(s.hi));
+    atomicAnd(&d->integral, s.integral);
+    atomicAnd(&d->finite, s.finite);
+    atomicAdd(&d->count, s.count);
+}
+
+// Merged statistics as plain ones.
+__device__ inline detail::Stats read_merged(detail::Stats s)
+{
+    s.lo = order_float(__float_as_int(s.lo));
+    s.hi = order_float(__float_as_int(s.hi));
+    return s;
+}
 
 }  // namespace flcc::device
