@@ -91,13 +91,11 @@ public:
             int device = 0, sms = 1;
             FLCC_CUDA_TRY(cudaGetDevice(&device));
             FLCC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-            const int64_t columns = (p_.out[2] + kPlanesCols - 1) / kPlanesCols *
-                                    ((p_.out[1] + planes_rows(T1) - 1) / planes_rows(T1));
+            const int64_t columns = (p_.out[2] + kFinCols - 1) / kFinCols * ((p_.out[1] + kFinRows - 1) / kFinRows);
             chunk_ = 32;
             while (chunk_ / 2 >= std::max(T0, 4) && columns * ((p_.out[0] + chunk_ - 1) / chunk_) < 4 * int64_t(sms))
                 chunk_ /= 2;
-            finalise_ = planes_kernel(T2);
-            if (finalise_ == nullptr) return FLCC_METHOD_NOT_APPLICABLE;
+            finalise_ = fin_owned(T1, T2) == 6 ? finalise_planes<6> : finalise_planes<9>;
             const size_t bytes = planes_shared_bytes(T1, T2);
             if (bytes > (48u << 10) && (r = raise_shared_limit(finalise_, bytes)) != FLCC_SUCCESS) return r;
         }
@@ -211,10 +209,9 @@ private:
         FLCC_CUFFT_TRY(cufftSetStream(c2r_.h, s));
         FLCC_CUFFT_TRY(cufftExecC2R(c2r_.h, sums_.as<cufftComplex>(), num_.as<float>()));
         if (q.lcorr) {
-            const int rows = planes_rows(q.T[1]);
-            const dim3 grid(unsigned((q.O[2] + kPlanesCols - 1) / kPlanesCols), unsigned((q.O[1] + rows - 1) / rows),
+            const dim3 grid(unsigned((q.O[2] + kFinCols - 1) / kFinCols), unsigned((q.O[1] + kFinRows - 1) / kFinRows),
                             unsigned((q.O[0] + chunk_ - 1) / chunk_));
-            finalise_<<<grid, kPlanesWarps * 32, planes_shared_bytes(q.T[1], q.T[2]), s>>>(q, chunk_);
+            finalise_<<<grid, kFinThreads, planes_shared_bytes(q.T[1], q.T[2]), s>>>(q, chunk_);
             recompute_listed<<<256, 128, 0, s>>>(q);
         } else {
             crop_planes<rpb><<<unsigned((int64_t(q.O[0]) * q.O[1] + rpb - 1) / rpb), 128, 0, s>>>(q);
@@ -231,7 +228,7 @@ private:
 
     PlanesShape shape_;
     int tap_row_ = 4, chunk_ = 32;
-    PlanesKernel finalise_ = nullptr;
+    void (*finalise_)(PlanesParams, int) = nullptr;   // finalise_planes<K>
     DeviceBuffer slot_, taps_, tap_sum_, prefix_, stats_, modes_, in_, spec_, sums_, num_, tbox_, tspec_;
     DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute
     PinnedBuffer staged_;   // template uploads: taps, their sum, their prefix sums
@@ -248,7 +245,7 @@ public:
     bool applicable(const Problem& p) const override
     {
         if (p.dim != 3) return false;
-        // finalise_planes compiles T2 in and takes T1 rows of 32 lanes.
+        // finalise_planes' threads own a patch of at most (kFinRows + 15) x (kFinCols + 15).
         if (p.op == Op::lcorr && (p.templ[1] > kPlanesMaxT || p.templ[2] > kPlanesMaxT)) return false;
         // The statistics count and the recompute list index in int.
         if (p.image_elems() >= (int64_t(1) << 31) || p.out_elems() >= (int64_t(1) << 31)) return false;

@@ -192,39 +192,52 @@ __global__ void crop_planes(PlanesParams g)
 
 // ---- LCC finalisation: window sums and coefficients ----------------------------------------
 //
-// A block of kPlanesWarps warps owns 32 output columns (kPlanesRX per warp) and 33 - T1 output
-// rows, and marches along a chunk of output planes. Lane r of each warp owns patch row r (32
-// rows: the block's output rows and the T1 - 1 below them) and, for its warp's T2 + 3 patch
-// columns, the sums over the window's T0 planes of x and x^2 in registers (double): each step
-// adds the plane that enters the window and subtracts the one that leaves, both staged in
-// shared memory from the image. Then, per row, the horizontal sums of its 4 outputs run in
-// registers, and the vertical sums over T1 rows are warp shuffles (lane r gets rows r ..
-// r + T1 - 1). O(1) per output and step, all in double; the numerator comes from the inverse
-// transforms, staged through shared memory so that loads and stores stay coalesced. Windows
-// to recompute are listed for recompute_listed: a call here cost the march its registers
-// (spills of the plane sums on every step). Profile on the H100 (256^3 / 8^3, full): 756 us,
-// 255 M warp instructions at 11.8 cycles per issue with 16 warps per multiprocessor
-// (124 registers): bound by instruction issue and latency, not by memory (~15% of bandwidth).
-constexpr int kPlanesWarps = 8, kPlanesRX = 4, kPlanesCols = kPlanesWarps * kPlanesRX;
-constexpr int kPlanesMaxT = 16;   // T1 and T2 at most (T2 is compiled in)
+// A block of kFinWarps warps owns kFinCols output columns and kFinRows output rows and marches
+// along a chunk of output planes. Per step (output plane q), all sums in double:
+//   1. plane sums: each thread owns the patch elements tid, tid + kFinThreads, ... of the
+//      (kFinRows + T1 - 1) x (kFinCols + T2 - 1) patch the block's windows cover, and keeps in
+//      registers the sums over the window's T0 planes of x and x^2 (adding the plane that enters,
+//      subtracting the one that leaves, both loaded from the image a step ahead); they go to
+//      shared memory;
+//   2. horizontal: per patch row and run of kFinRun columns, the sums over T2 columns (the
+//      first directly, the others running), to shared memory;
+//   3. vertical: per output column (lane) and run of kFinRun rows (warp), the sums over T1 rows
+//      the same way, then the coefficient of each output.
+// Each stage's work is one pass over a plane of the patch; the numerator comes straight from
+// the inverse transforms' boxes (lanes along a row: coalesced), as do the outputs. Windows to
+// recompute are listed for recompute_listed, which keeps the rare double-precision loop out of
+// the march's registers. The layout avoids shared-memory bank conflicts: odd pitches, and in
+// stage 2 consecutive lanes take consecutive patch rows.
+constexpr int kFinWarps = 8, kFinThreads = 32 * kFinWarps, kFinRun = 4;
+constexpr int kFinCols = 32, kFinRows = kFinRun * kFinWarps;
+constexpr int kPlanesMaxT = 16;   // T1 and T2 at most
+constexpr int kFinHPitch = kFinCols + 1;
 
-inline int planes_rows(int T1) { return 33 - T1; }
-inline int planes_pitch(int T2) { return (kPlanesCols + T2 - 1) | 1; }   // odd: no bank conflicts
+__host__ __device__ inline int fin_patch_rows(int T1) { return kFinRows + T1 - 1; }
+// Odd (one spare column when kFinCols + T2 - 1 is even): the row pitch of the plane sums, so
+// that consecutive rows fall in different banks.
+__host__ __device__ inline int fin_patch_cols(int T2) { return (kFinCols + T2 - 1) | 1; }
+// The patch elements each thread owns: 6 for templates up to 8 x 8 across, 9 up to 16 x 16.
+inline int fin_owned(int T1, int T2)
+{
+    return (fin_patch_rows(T1) * fin_patch_cols(T2) + kFinThreads - 1) / kFinThreads <= 6 ? 6 : 9;
+}
 inline size_t planes_shared_bytes(int T1, int T2)
 {
-    return (size_t(2) * 32 * planes_pitch(T2) + size_t(planes_rows(T1)) * (kPlanesCols + 1)) * sizeof(float);
+    return size_t(2) * fin_patch_rows(T1) * (fin_patch_cols(T2) + kFinHPitch) * sizeof(double);
 }
 
 // The error bound factor of finalise_planes' sums (see fourier_solver.cu's
 // fourier_guard_factor for its meaning), for chunks of `chunk` steps: the plane sums (a first
-// window of T0 planes, then two roundings of at most (T0 + 2) m per step), T2 of them summed
-// and run along kPlanesRX columns, T1 of those summed by the shuffles.
+// window of T0 planes, then two roundings of at most (T0 + 2) m per step), T2 of them summed and
+// run along kFinRun columns, T1 of those summed and run along kFinRun rows.
 inline double planes_guard_factor(int T0, int T1, int T2, int chunk)
 {
     const double t0 = T0, t1 = T1, t2 = T2;
     const double ez = t0 * t0 + chunk * (t0 + 4);
-    const double eh = t2 * ez + t0 * ((t2 - 1) * t2 + 2 * kPlanesRX * (t2 + 1));
-    return 2 * (t1 * eh + t1 * t1 * t2 * t0);
+    const double eh = t2 * ez + t0 * ((t2 - 1) * t2 + 2 * kFinRun * (t2 + 1));
+    const double ev = t1 * eh + t0 * t2 * ((t1 - 1) * t1 + 2 * kFinRun * (t1 + 1));
+    return 2 * ev;
 }
 
 // Sum of the taps over the part of output o's window in the padding (prefix sums, double): the
@@ -251,47 +264,24 @@ __device__ __forceinline__ double taps_in_padding(const PlanesParams& g, const i
     return all - inside;
 }
 
-// v summed over lanes r .. r + T1 - 1 (valid in lanes 0 .. 32 - T1): windows doubled per bit of
-// T1, the set bits gathered.
+// K: the patch elements a thread owns (fin_owned).
 template <int K>
-__device__ inline void lane_window_sums(double (&v)[K], int T1)
+__global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(PlanesParams g, int chunk)
 {
-    double acc[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) acc[k] = 0;
-    int off = 0;
-    for (int b = 1; b <= T1; b <<= 1) {
-        if (T1 & b) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) acc[k] += __shfl_down_sync(0xffffffffu, v[k], off);
-            off += b;
-        }
-        if (2 * b > T1) break;
-#pragma unroll
-        for (int k = 0; k < K; ++k) v[k] += __shfl_down_sync(0xffffffffu, v[k], b);
-    }
-#pragma unroll
-    for (int k = 0; k < K; ++k) v[k] = acc[k];
-}
-
-template <int T2>
-__global__ void __launch_bounds__(kPlanesWarps * 32, 2) finalise_planes(PlanesParams g, int chunk)
-{
-    constexpr int W = kPlanesRX + T2 - 1;   // a thread's patch columns
-    extern __shared__ float planes_shared[];
-    const int T0 = g.T[0], T1 = g.T[1], rows = 33 - T1;
-    const int pitch = (kPlanesCols + T2 - 1) | 1, pw = kPlanesCols + T2 - 1;
-    float* enter = planes_shared;
-    float* leave = enter + 32 * pitch;
-    float* tile = leave + 32 * pitch;   // rows x (kPlanesCols + 1): numerators, then outputs
-    constexpr int tp = kPlanesCols + 1;
+    extern __shared__ double fin_shared[];
+    const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
+    const int ph = fin_patch_rows(T1), pw = fin_patch_cols(T2), patch = ph * pw;
+    double* z1s = fin_shared;   // plane sums, ph x pw
+    double* z2s = z1s + patch;
+    double* h1s = z2s + patch;   // their horizontal sums, ph x kFinHPitch
+    double* h2s = h1s + ph * kFinHPitch;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int x0 = blockIdx.x * kPlanesCols, y0 = blockIdx.y * rows, q0 = blockIdx.z * chunk;
+    const int x0 = blockIdx.x * kFinCols, y0 = blockIdx.y * kFinRows, q0 = blockIdx.z * chunk;
     const int q1 = min(q0 + chunk, g.O[0]);
 
     // Centred only when every window of the block lies inside the image.
     bool inside = true;
-    const int lo[3] = {q0, y0, x0}, hi[3] = {q1, min(y0 + rows, g.O[1]), min(x0 + kPlanesCols, g.O[2])};
+    const int lo[3] = {q0, y0, x0}, hi[3] = {q1, min(y0 + kFinRows, g.O[1]), min(x0 + kFinCols, g.O[2])};
     for (int a = 0; a < 3; ++a) inside &= lo[a] >= g.P[a] && hi[a] <= g.S[a] - g.T[a] + g.P[a] + 1;
     const TileMode m = g.modes[inside ? 0 : 1];
     const float c = inside ? m.c : 0.f;
@@ -303,130 +293,133 @@ __global__ void __launch_bounds__(kPlanesWarps * 32, 2) finalise_planes(PlanesPa
     // mean): num * ratio - c0 * scale * (taps over the padding).
     const double ratio = scale / g.modes[0].scale, c0s = double(g.modes[0].c) * scale;
 
+    // The patch elements this thread owns, tid + k kFinThreads (also their index in z1s): their
+    // offset in an image plane (0 for padding, so that every load is of a real address and
+    // needs no branch) and, in bit k of `real`, whether they lie inside the image.
     const float* __restrict__ image = g.frame->image;
-    // The thread's staging positions, fixed for the block: patch rows warp + 8k, columns
-    // lane + 32c (bit k * kColsPer + c of `real`: inside the image's rows and columns).
-    constexpr int kRowsPer = 32 / kPlanesWarps, kColsPer = (kPlanesCols + kPlanesMaxT - 1 + 31) / 32;
-    int rowoff[kRowsPer], coloff[kColsPer];
+    const int64_t image_plane = int64_t(g.S[1]) * g.S[2];
+    int off[K];
     unsigned real = 0;
 #pragma unroll
-    for (int k = 0; k < kRowsPer; ++k) {
-        const int y = y0 - g.P[1] + warp + kPlanesWarps * k;
-        rowoff[k] = y * g.S[2];
-#pragma unroll
-        for (int cc = 0; cc < kColsPer; ++cc) {
-            const int x = x0 - g.P[2] + lane + 32 * cc;
-            coloff[cc] = x;
-            if (y >= 0 && y < g.S[1] && x >= 0 && x < g.S[2]) real |= 1u << (k * kColsPer + cc);
-        }
+    for (int k = 0; k < K; ++k) {
+        const int e = threadIdx.x + k * kFinThreads, r = e / pw, col = e - r * pw;
+        const int y = y0 - g.P[1] + r, x = x0 - g.P[2] + col;
+        const bool in = e < patch && y >= 0 && y < g.S[1] && x >= 0 && x < g.S[2];
+        off[k] = in ? y * g.S[2] + x : 0;
+        real |= unsigned(in) << k;
     }
-    const int64_t image_plane = int64_t(g.S[1]) * g.S[2];
-    // Stages image plane z (padding outside) of the block's patch into buf.
-    const auto stage = [&](float* buf, int z) {
+    // The owned elements of image plane z (padding outside), centred and scaled.
+    const auto load = [&](int z, float (&v)[K]) {
         const unsigned here = z >= 0 && z < g.S[0] ? real : 0u;
-        const float* src = image + z * image_plane;
+        const float* src = image + (here != 0 ? z : 0) * image_plane;
+        if (unscaled) {
 #pragma unroll
-        for (int k = 0; k < kRowsPer; ++k)
-#pragma unroll
-            for (int cc = 0; cc < kColsPer; ++cc) {
-                if (lane + 32 * cc >= pw) continue;
-                float v = pad;
-                if (here >> (k * kColsPer + cc) & 1u) {
-                    const float raw = __ldg(src + rowoff[k] + coloff[cc]);
-                    v = unscaled ? raw - c : float((double(raw) - double(c)) * scale);
-                }
-                buf[(warp + kPlanesWarps * k) * pitch + lane + 32 * cc] = v;
+            for (int k = 0; k < K; ++k) {
+                const float raw = __ldg(src + off[k]);
+                v[k] = here >> k & 1u ? raw - c : pad;
             }
+        } else {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const float raw = __ldg(src + off[k]);
+                v[k] = here >> k & 1u ? float((double(raw) - double(c)) * scale) : pad;
+            }
+        }
     };
 
-    double z1[W], z2[W];
+    double z1[K], z2[K];
 #pragma unroll
-    for (int j = 0; j < W; ++j) z1[j] = z2[j] = 0;
-    const float* mine_e = enter + lane * pitch + warp * kPlanesRX;
-    const float* mine_l = leave + lane * pitch + warp * kPlanesRX;
+    for (int k = 0; k < K; ++k) z1[k] = z2[k] = 0;
     for (int dz = 0; dz < T0; ++dz) {   // the first window
-        __syncthreads();
-        stage(enter, q0 - g.P[0] + dz);
-        __syncthreads();
+        float v[K];
+        load(q0 - g.P[0] + dz, v);
 #pragma unroll
-        for (int j = 0; j < W; ++j) {
-            const double v = mine_e[j];
-            z1[j] += v;
-            z2[j] = fma(v, v, z2[j]);
+        for (int k = 0; k < K; ++k) {
+            const double d = v[k];
+            z1[k] += d;
+            z2[k] = fma(d, d, z2[k]);
         }
     }
+    float enter[K], leave[K];   // the next step's planes
+    const auto prefetch = [&](int q) {
+        load(q - g.P[0] + T0 - 1, enter);
+        load(q - 1 - g.P[0], leave);
+    };
+    if (q0 + 1 < q1) prefetch(q0 + 1);
 
     const double n = g.n, inv_n = 1.0 / n, u = 0x1p-53;
     float* __restrict__ out = g.frame->out;
     const int64_t out_plane = int64_t(g.O[1]) * g.O[2];
+    const int ox = x0 + lane, oy0 = y0 + warp * kFinRun;   // this thread's outputs: column ox, rows oy0 ..
     for (int q = q0; q < q1; ++q) {
-        __syncthreads();   // the previous step's buffers are consumed
         if (q > q0) {
-            stage(enter, q - g.P[0] + T0 - 1);
-            stage(leave, q - 1 - g.P[0]);
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const double e = enter[k], l = leave[k];
+                z1[k] += e - l;
+                z2[k] += fma(e, e, -(l * l));
+            }
         }
-        for (int i = warp; i < rows; i += kPlanesWarps) {   // numerators of plane q
-            const int y = y0 + i;
-            const float* src = g.num + (int64_t(q) * g.F1 + y) * g.F2 + x0;
-            for (int j = lane; j < kPlanesCols; j += 32)
-                tile[i * tp + j] = y < g.O[1] && x0 + j < g.O[2] ? src[j] : 0.f;
-        }
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (threadIdx.x + k * kFinThreads < patch) {
+                z1s[threadIdx.x + k * kFinThreads] = z1[k];
+                z2s[threadIdx.x + k * kFinThreads] = z2[k];
+            }
+        if (q + 1 < q1) prefetch(q + 1);
+        float num[kFinRun];
+#pragma unroll
+        for (int i = 0; i < kFinRun; ++i)
+            num[i] = ox < g.O[2] && oy0 + i < g.O[1] ? g.num[(int64_t(q) * g.F1 + oy0 + i) * g.F2 + ox] : 0.f;
         __syncthreads();
-        if (q > q0) {
+
+        // Horizontal sums: task (run s, patch row r), consecutive lanes on consecutive rows.
+        for (int task = threadIdx.x; task < ph * (kFinCols / kFinRun); task += kFinThreads) {
+            const int s = task / ph, r = task - s * ph;
+            const double* a1 = z1s + r * pw + s * kFinRun;
+            const double* a2 = z2s + r * pw + s * kFinRun;
+            double* o1 = h1s + r * kFinHPitch + s * kFinRun;
+            double* o2 = h2s + r * kFinHPitch + s * kFinRun;
+            double s1 = 0, s2 = 0;
+            for (int j = 0; j < T2; ++j) s1 += a1[j], s2 += a2[j];
+            o1[0] = s1;
+            o2[0] = s2;
 #pragma unroll
-            for (int j = 0; j < W; ++j) {
-                const double e = mine_e[j], l = mine_l[j];
-                z1[j] += e - l;
-                z2[j] += fma(e, e, -(l * l));
-            }
-        }
-        // Horizontal sums of the thread's kPlanesRX outputs, then the vertical ones (x, then
-        // x^2: fewer registers live at once).
-        double s1[kPlanesRX], s2[kPlanesRX];
-        {
-            double h1 = 0, h2 = 0;
-#pragma unroll
-            for (int j = 0; j < T2; ++j) h1 += z1[j], h2 += z2[j];
-            s1[0] = h1;
-            s2[0] = h2;
-#pragma unroll
-            for (int x = 1; x < kPlanesRX; ++x) {
-                h1 = (h1 + z1[x + T2 - 1]) - z1[x - 1];
-                h2 = (h2 + z2[x + T2 - 1]) - z2[x - 1];
-                s1[x] = h1;
-                s2[x] = h2;
-            }
-        }
-        lane_window_sums(s1, T1);
-        lane_window_sums(s2, T1);
-        if (lane < rows && y0 + lane < g.O[1]) {
-            float* row = tile + lane * tp + warp * kPlanesRX;
-            const int o[3] = {q, y0 + lane, 0};
-#pragma unroll
-            for (int x = 0; x < kPlanesRX; ++x) {
-                                int ox[3] = {o[0], o[1], x0 + warp * kPlanesRX + x};
-                const double numd = double(row[x]) * ratio - (inside ? 0.0 : c0s * taps_in_padding(g, ox));
-                const double p1 = n * s2[x];
-                const double dn = fma(-s1[x], s1[x], p1);
-                const double limit = m.exact ? 0.0 : m.tau + 4 * u * p1;
-                const float d = dn > limit ? float(dn * inv_n) : 0.f;
-                float v = d >= FLT_MIN ? float(numd) * rsqrt_normal(d) : 0.f;
-                // As in window_sums_finalise (fourier.cuh): recompute where the transforms'
-                // error could matter, and guarded windows of little energy; listed for
-                // recompute_listed (a call here would cost the march its registers).
-                if (ox[2] < g.O[2] &&
-                    ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2[x] > 0 && s2[x] < m.small)))
-                    g.redo[atomicAdd(g.redo_count, 1)] = int((int64_t(q) * g.O[1] + ox[1]) * g.O[2] + ox[2]);
-                row[x] = fminf(fmaxf(v, -1.f), 1.f);
+            for (int x = 1; x < kFinRun; ++x) {
+                s1 = (s1 + a1[x + T2 - 1]) - a1[x - 1];
+                s2 = (s2 + a2[x + T2 - 1]) - a2[x - 1];
+                o1[x] = s1;
+                o2[x] = s2;
             }
         }
         __syncthreads();
-        for (int i = warp; i < rows; i += kPlanesWarps) {
-            const int y = y0 + i;
-            if (y >= g.O[1]) break;
-            float* dst = out + q * out_plane + int64_t(y) * g.O[2] + x0;
-            for (int j = lane; j < kPlanesCols; j += 32)
-                if (x0 + j < g.O[2]) dst[j] = tile[i * tp + j];
+
+        // Vertical sums and the coefficients of the thread's outputs.
+        const double* a1 = h1s + warp * kFinRun * kFinHPitch + lane;
+        const double* a2 = h2s + warp * kFinRun * kFinHPitch + lane;
+        double s1 = 0, s2 = 0;
+        for (int i = 0; i < T1; ++i) s1 += a1[i * kFinHPitch], s2 += a2[i * kFinHPitch];
+#pragma unroll
+        for (int i = 0; i < kFinRun; ++i) {
+            if (i > 0) {
+                s1 = (s1 + a1[(i + T1 - 1) * kFinHPitch]) - a1[(i - 1) * kFinHPitch];
+                s2 = (s2 + a2[(i + T1 - 1) * kFinHPitch]) - a2[(i - 1) * kFinHPitch];
+            }
+            const int oy = oy0 + i;
+            if (ox >= g.O[2] || oy >= g.O[1]) continue;
+            const int o[3] = {q, oy, ox};
+            const double numd = double(num[i]) * ratio - (inside ? 0.0 : c0s * taps_in_padding(g, o));
+            const double p1 = n * s2;
+            const double dn = fma(-s1, s1, p1);
+            const double limit = m.exact ? 0.0 : m.tau + 4 * u * p1;
+            const float d = dn > limit ? float(dn * inv_n) : 0.f;
+            const float v = d >= FLT_MIN ? float(numd) * rsqrt_normal(d) : 0.f;
+            // As in window_sums_finalise (fourier.cuh): recompute where the transforms' error
+            // could matter, and guarded windows of little energy; listed for recompute_listed.
+            const int64_t e = q * out_plane + int64_t(oy) * g.O[2] + ox;
+            if ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small))
+                g.redo[atomicAdd(g.redo_count, 1)] = int(e);
+            out[e] = fminf(fmaxf(v, -1.f), 1.f);
         }
     }
 }
@@ -443,30 +436,6 @@ __global__ void recompute_listed(PlanesParams g)
         const Window w{{q - g.P[0], y - g.P[1], x - g.P[2]}, {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]},
                        g.tap_row, g.n, *g.tap_sum};
         g.frame->out[e] = fminf(fmaxf(recomputed(w, g.frame->image, g.taps), -1.f), 1.f);
-    }
-}
-
-using PlanesKernel = void (*)(PlanesParams, int);
-inline PlanesKernel planes_kernel(int T2)
-{
-    switch (T2) {
-    case 1: return finalise_planes<1>;
-    case 2: return finalise_planes<2>;
-    case 3: return finalise_planes<3>;
-    case 4: return finalise_planes<4>;
-    case 5: return finalise_planes<5>;
-    case 6: return finalise_planes<6>;
-    case 7: return finalise_planes<7>;
-    case 8: return finalise_planes<8>;
-    case 9: return finalise_planes<9>;
-    case 10: return finalise_planes<10>;
-    case 11: return finalise_planes<11>;
-    case 12: return finalise_planes<12>;
-    case 13: return finalise_planes<13>;
-    case 14: return finalise_planes<14>;
-    case 15: return finalise_planes<15>;
-    case 16: return finalise_planes<16>;
-    default: return nullptr;
     }
 }
 
