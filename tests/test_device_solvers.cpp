@@ -265,13 +265,15 @@ TEST_CASE("3D Fourier LCC: every template extent compiled into the window sums",
             }
 }
 
-TEST_CASE("3D planes LCC: every template row and column extent compiled into its finalisation",
+TEST_CASE("3D planes LCC: every template row and column extent through its finalisation",
           "[device][numerics]")
 {
-    // finalise_planes (device.fourier3.planes) has an instance per T2 = 1..16 and takes T1 <= 16
-    // rows by warp shuffles; the cases above reach T2 <= 8 only. Here T1 and T2 run to 16, with
-    // images spanning several blocks (32 columns, 33 - T1 rows) and both block modes (centred
-    // interior blocks, uncentred ones at the padding).
+    // finalise_planes (device.fourier3.planes) has one instance for templates up to 8 x 8 across
+    // (6 patch elements per thread) and one up to 16 x 16 (9, more than 48 KB of shared memory
+    // from 16 x 1 on), with loops unrolled to 8 or 16 and cut at T1 and T2; the cases above
+    // reach T2 <= 8 only. Here T1 and T2 run to 16, with images spanning several blocks (32 x 32
+    // outputs), chunks of planes, and both block modes (centred interior blocks, uncentred ones
+    // at the padding).
     if (skip_without_gpu()) return;
     using ref::Data;
     for (int k = 1; k <= 16; ++k)

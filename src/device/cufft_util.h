@@ -106,15 +106,19 @@ private:
 };
 
 // Raises a kernel's dynamic shared memory limit (per function, shared by every plan) to the
-// device's maximum, when `bytes` needs more than the default 48 KB.
+// device's maximum less the kernel's static shared memory, when `bytes` needs more than the
+// default 48 KB.
 template <typename Kernel>
 flcc_result raise_shared_limit(Kernel kernel, size_t bytes)
 {
     int device = 0, most = 0;
     FLCC_CUDA_TRY(cudaGetDevice(&device));
     FLCC_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (bytes > size_t(most)) return FLCC_METHOD_NOT_APPLICABLE;
-    FLCC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
+    cudaFuncAttributes attributes{};
+    FLCC_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+    const size_t dynamic = size_t(most) - std::min(size_t(most), attributes.sharedSizeBytes);
+    if (bytes > dynamic) return FLCC_METHOD_NOT_APPLICABLE;
+    FLCC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)));
     return FLCC_SUCCESS;
 }
 

@@ -95,7 +95,7 @@ public:
             chunk_ = 32;
             while (chunk_ / 2 >= std::max(T0, 4) && columns * ((p_.out[0] + chunk_ - 1) / chunk_) < 4 * int64_t(sms))
                 chunk_ /= 2;
-            finalise_ = fin_owned(T1, T2) == 6 ? finalise_planes<6> : finalise_planes<9>;
+            finalise_ = fin_owned(T1, T2) == 6 ? finalise_planes<6, 8> : finalise_planes<9, 16>;
             const size_t bytes = planes_shared_bytes(T1, T2);
             if (bytes > (48u << 10) && (r = raise_shared_limit(finalise_, bytes)) != FLCC_SUCCESS) return r;
         }

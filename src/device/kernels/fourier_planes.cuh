@@ -212,16 +212,17 @@ constexpr int kFinWarps = 8, kFinThreads = 32 * kFinWarps, kFinRun = 4;
 constexpr int kFinCols = 32, kFinRows = kFinRun * kFinWarps;
 constexpr int kPlanesMaxT = 16;   // T1 and T2 at most
 constexpr int kFinHPitch = kFinCols + 1;
+// Rounds of the horizontal sums' tasks (kFinCols / kFinRun runs of each of up to
+// kFinRows + kPlanesMaxT - 1 patch rows) over the block's threads.
+constexpr int kFinHRounds = ((kFinRows + kPlanesMaxT - 1) * (kFinCols / kFinRun) + kFinThreads - 1) / kFinThreads;
 
 __host__ __device__ inline int fin_patch_rows(int T1) { return kFinRows + T1 - 1; }
 // Odd (one spare column when kFinCols + T2 - 1 is even): the row pitch of the plane sums, so
 // that consecutive rows fall in different banks.
 __host__ __device__ inline int fin_patch_cols(int T2) { return (kFinCols + T2 - 1) | 1; }
-// The patch elements each thread owns: 6 for templates up to 8 x 8 across, 9 up to 16 x 16.
-inline int fin_owned(int T1, int T2)
-{
-    return (fin_patch_rows(T1) * fin_patch_cols(T2) + kFinThreads - 1) / kFinThreads <= 6 ? 6 : 9;
-}
+// The patch elements each thread owns: 6 for templates up to 8 x 8 across (39 x 39 elements),
+// 9 up to 16 x 16 (47 x 47).
+inline int fin_owned(int T1, int T2) { return T1 <= 8 && T2 <= 8 ? 6 : 9; }
 inline size_t planes_shared_bytes(int T1, int T2)
 {
     return size_t(2) * fin_patch_rows(T1) * (fin_patch_cols(T2) + kFinHPitch) * sizeof(double);
@@ -264,8 +265,10 @@ __device__ __forceinline__ double taps_in_padding(const PlanesParams& g, const i
     return all - inside;
 }
 
-// K: the patch elements a thread owns (fin_owned).
-template <int K>
+// K: the patch elements a thread owns (fin_owned); TM: T1 and T2 at most (8 for K = 6, else 16).
+// Three blocks per multiprocessor for K = 6 (80 registers: a few values of the next step spill
+// to L1, which measured faster than two blocks without spills: 324 against 350 us).
+template <int K, int TM>
 __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(PlanesParams g, int chunk)
 {
     extern __shared__ double fin_shared[];
@@ -347,10 +350,39 @@ __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(P
     };
     if (q0 + 1 < q1) prefetch(q0 + 1);
 
-    const double n = g.n, inv_n = 1.0 / n, u = 0x1p-53;
+    // The horizontal sums' tasks: patch row r and run s, (r << 8) | s, -1 for none; consecutive
+    // lanes on consecutive rows.
+    int task[kFinHRounds];
+#pragma unroll
+    for (int round = 0; round < kFinHRounds; ++round) {
+        const int t = threadIdx.x + round * kFinThreads, s = t / ph, r = t - s * ph;
+        task[round] = s < kFinCols / kFinRun ? r << 8 | s : -1;
+    }
+    // The finalisation's constants, in shared memory: registers are what limits the blocks per
+    // multiprocessor. The guard's limit is lim[0] + lim[1] * n S2.
+    __shared__ double consts[7];
+    if (threadIdx.x == 0) {
+        consts[0] = m.exact ? 0.0 : m.tau;
+        consts[1] = m.exact ? 0.0 : 4 * 0x1p-53;
+        consts[2] = m.small;
+        consts[3] = 0.5 * g.n * m.m2;   // recompute below (the transforms' error)
+        consts[4] = ratio;
+        consts[5] = c0s;
+        consts[6] = 1.0 / g.n;
+    }
+    const double n = g.n;
     float* __restrict__ out = g.frame->out;
-    const int64_t out_plane = int64_t(g.O[1]) * g.O[2];
-    const int ox = x0 + lane, oy0 = y0 + warp * kFinRun;   // this thread's outputs: column ox, rows oy0 ..
+    // This thread's outputs: column ox, rows oy0 .. oy0 + kFinRun - 1 (bit i of `here`: a real
+    // output; of whole_yx: a window inside the image's rows and columns).
+    const int ox = x0 + lane, oy0 = y0 + warp * kFinRun;
+    unsigned here = 0, whole_yx = 0;
+#pragma unroll
+    for (int i = 0; i < kFinRun; ++i) {
+        const int oy = oy0 + i;
+        here |= unsigned(ox < g.O[2] && oy < g.O[1]) << i;
+        whole_yx |= unsigned(ox >= g.P[2] && ox <= g.S[2] + g.P[2] - T2 && oy >= g.P[1] &&
+                             oy <= g.S[1] + g.P[1] - T1) << i;
+    }
     for (int q = q0; q < q1; ++q) {
         if (q > q0) {
 #pragma unroll
@@ -368,20 +400,24 @@ __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(P
             }
         if (q + 1 < q1) prefetch(q + 1);
         float num[kFinRun];
+        const float* nrow = g.num + (int64_t(q) * g.F1 + oy0) * g.F2 + ox;
 #pragma unroll
-        for (int i = 0; i < kFinRun; ++i)
-            num[i] = ox < g.O[2] && oy0 + i < g.O[1] ? g.num[(int64_t(q) * g.F1 + oy0 + i) * g.F2 + ox] : 0.f;
+        for (int i = 0; i < kFinRun; ++i) num[i] = here >> i & 1u ? nrow[i * g.F2] : 0.f;
         __syncthreads();
 
-        // Horizontal sums: task (run s, patch row r), consecutive lanes on consecutive rows.
-        for (int task = threadIdx.x; task < ph * (kFinCols / kFinRun); task += kFinThreads) {
-            const int s = task / ph, r = task - s * ph;
+        // Horizontal sums: the thread's tasks (patch row r, run s).
+#pragma unroll
+        for (int round = 0; round < kFinHRounds; ++round) {
+            if (task[round] < 0) continue;
+            const int r = task[round] >> 8, s = task[round] & 255;
             const double* a1 = z1s + r * pw + s * kFinRun;
             const double* a2 = z2s + r * pw + s * kFinRun;
             double* o1 = h1s + r * kFinHPitch + s * kFinRun;
             double* o2 = h2s + r * kFinHPitch + s * kFinRun;
-            double s1 = 0, s2 = 0;
-            for (int j = 0; j < T2; ++j) s1 += a1[j], s2 += a2[j];
+            double s1 = a1[0], s2 = a2[0];
+#pragma unroll
+            for (int j = 1; j < TM; ++j)
+                if (j < T2) s1 += a1[j], s2 += a2[j];
             o1[0] = s1;
             o2[0] = s2;
 #pragma unroll
@@ -397,27 +433,36 @@ __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(P
         // Vertical sums and the coefficients of the thread's outputs.
         const double* a1 = h1s + warp * kFinRun * kFinHPitch + lane;
         const double* a2 = h2s + warp * kFinRun * kFinHPitch + lane;
-        double s1 = 0, s2 = 0;
-        for (int i = 0; i < T1; ++i) s1 += a1[i * kFinHPitch], s2 += a2[i * kFinHPitch];
+        double s1 = a1[0], s2 = a2[0];
+#pragma unroll
+        for (int i = 1; i < TM; ++i)
+            if (i < T1) s1 += a1[i * kFinHPitch], s2 += a2[i * kFinHPitch];
+        const bool zwhole = q >= g.P[0] && q <= g.S[0] + g.P[0] - T0;
+        const int64_t row0 = (int64_t(q) * g.O[1] + oy0) * g.O[2] + ox;   // output (q, oy0, ox)
 #pragma unroll
         for (int i = 0; i < kFinRun; ++i) {
             if (i > 0) {
                 s1 = (s1 + a1[(i + T1 - 1) * kFinHPitch]) - a1[(i - 1) * kFinHPitch];
                 s2 = (s2 + a2[(i + T1 - 1) * kFinHPitch]) - a2[(i - 1) * kFinHPitch];
             }
-            const int oy = oy0 + i;
-            if (ox >= g.O[2] || oy >= g.O[1]) continue;
-            const int o[3] = {q, oy, ox};
-            const double numd = double(num[i]) * ratio - (inside ? 0.0 : c0s * taps_in_padding(g, o));
+            if (!(here >> i & 1u)) continue;
+            // The numerator: straight from the transforms in centred blocks, else rescaled and
+            // with the padding's share for windows that reach it.
+            float numf = num[i];
+            if (!inside) {
+                const int o[3] = {q, oy0 + i, ox};
+                const bool whole = zwhole && (whole_yx >> i & 1u);
+                numf = float(double(num[i]) * consts[4] - (whole ? 0.0 : consts[5] * taps_in_padding(g, o)));
+            }
             const double p1 = n * s2;
             const double dn = fma(-s1, s1, p1);
-            const double limit = m.exact ? 0.0 : m.tau + 4 * u * p1;
-            const float d = dn > limit ? float(dn * inv_n) : 0.f;
-            const float v = d >= FLT_MIN ? float(numd) * rsqrt_normal(d) : 0.f;
+            const double limit = fma(consts[1], p1, consts[0]);
+            const float d = dn > limit ? float(dn * consts[6]) : 0.f;
+            const float v = d >= FLT_MIN ? numf * rsqrt_normal(d) : 0.f;
             // As in window_sums_finalise (fourier.cuh): recompute where the transforms' error
             // could matter, and guarded windows of little energy; listed for recompute_listed.
-            const int64_t e = q * out_plane + int64_t(oy) * g.O[2] + ox;
-            if ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small))
+            const int64_t e = row0 + int64_t(i) * g.O[2];
+            if ((dn > limit) & (dn < consts[3]) | (dn <= limit) & (s2 > 0) & (s2 < consts[2]))
                 g.redo[atomicAdd(g.redo_count, 1)] = int(e);
             out[e] = fminf(fmaxf(v, -1.f), 1.f);
         }
