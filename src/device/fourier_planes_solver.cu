@@ -256,14 +256,14 @@ public:
 
     // Measured on the H100 (256^3 / 8^3, 270^2 boxes): each batched 2D transform ~8.2 ps per box
     // element; gather and the sum over planes ~3 ps per box element each; the finalisation
-    // ~5.5 ps per output; ~25 us of small kernels and graph overhead. Host-resident frames add
-    // their transfers, overlapped.
+    // ~19 ps per output for LCC (344 us full), the crop ~3 ps for convolution; ~25 us of small
+    // kernels and graph overhead. Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const PlanesShape s = planes_shape(p);
         const double box = double(s.box());
         double t = 8.2e-12 * box * (s.planes() + p.out[0]) + 3e-12 * box * (s.planes() + p.out[0]) +
-                   5.5e-12 * double(p.out_elems()) + 25e-6;
+                   (p.op == Op::lcorr ? 19e-12 : 3e-12) * double(p.out_elems()) + 25e-6;
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
         if (!p.device_resident) t = std::max(t, bytes / 25e9);
         return t;
