@@ -37,6 +37,19 @@ th::RunOptions device_opts(const std::string& name)
     return o;
 }
 
+// An LCC output against the float64 reference: within 1e-5, and exactly 0 on every
+// zero-variance panel (`flat`).
+void check_lcc(const ref::Shape& s, const std::vector<double>& want, const std::vector<bool>& flat,
+               const float* out)
+{
+    INFO("worst " << th::worst(s, want, out));
+    CHECK(ref::max_abs_diff(want, out) <= 1e-5);
+    size_t misses = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+        if (flat[i] && out[i] != 0.0f) ++misses;
+    CHECK(misses == 0);
+}
+
 template <class T>
 struct DeviceArray {
     T* p = nullptr;
@@ -215,12 +228,7 @@ TEST_CASE("3D Fourier LCC: several plane chunks per tile, and templates too deep
                 INFO(name << " " << th::describe(s) << " data " << ref::data_name(d));
                 if (r.result == FLCC_METHOD_NOT_APPLICABLE && name != c.must_run) continue;
                 REQUIRE(r.result == FLCC_SUCCESS);
-                INFO("worst " << th::worst(s, want, r.out.data()));
-                CHECK(ref::max_abs_diff(want, r.out.data()) <= 1e-5);
-                size_t misses = 0;
-                for (size_t i = 0; i < want.size(); ++i)
-                    if (flat[i] && r.out[i] != 0.0f) ++misses;
-                CHECK(misses == 0);
+                check_lcc(s, want, flat, r.out.data());
             }
         }
     }
@@ -252,12 +260,7 @@ TEST_CASE("3D Fourier LCC: every template extent compiled into the window sums",
                         if (r.result == FLCC_METHOD_NOT_APPLICABLE) continue;
                         REQUIRE(r.result == FLCC_SUCCESS);
                         ++ran;
-                        INFO("worst " << th::worst(s, want, r.out.data()));
-                        CHECK(ref::max_abs_diff(want, r.out.data()) <= 1e-5);
-                        size_t misses = 0;
-                        for (size_t i = 0; i < want.size(); ++i)
-                            if (flat[i] && r.out[i] != 0.0f) ++misses;
-                        CHECK(misses == 0);
+                        check_lcc(s, want, flat, r.out.data());
                     }
                     INFO(th::describe(s));
                     CHECK(ran > 0);
@@ -288,12 +291,7 @@ TEST_CASE("3D planes LCC: every template row and column extent through its final
                 const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts("device.fourier3.planes"));
                 INFO(th::describe(s) << " data " << ref::data_name(d));
                 REQUIRE(r.result == FLCC_SUCCESS);
-                INFO("worst " << th::worst(s, want, r.out.data()));
-                CHECK(ref::max_abs_diff(want, r.out.data()) <= 1e-5);
-                size_t misses = 0;
-                for (size_t i = 0; i < want.size(); ++i)
-                    if (flat[i] && r.out[i] != 0.0f) ++misses;
-                CHECK(misses == 0);
+                check_lcc(s, want, flat, r.out.data());
             }
         }
 }
