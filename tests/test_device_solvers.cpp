@@ -296,6 +296,38 @@ TEST_CASE("3D planes LCC: every template row and column extent through its final
         }
 }
 
+TEST_CASE("3D rows LCC and convolution: every template extent to 8, blocks in both modes", "[device][numerics]")
+{
+    // device.fourier3.rows: blocks of 8 x 16 x 25 outputs, each with its own box, row transforms
+    // and window sums. Images here span several blocks along every axis, with blocks whose
+    // windows all lie inside the image (centred) and blocks at the padding (uncentred), every
+    // extent 1..8 on every axis, and the three regions.
+    if (skip_without_gpu()) return;
+    using ref::Data;
+    for (int k = 1; k <= 8; ++k)
+        for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID}) {
+            const ref::Shape s{3, {30, 50, 80}, {k, 9 - k, (k + 2) % 8 + 1}, reg};
+            for (Data d : {Data::uniform, Data::offset, Data::panels}) {
+                std::mt19937 rng(unsigned(k * 11 + int(reg)));
+                const auto img = ref::make_data(d, s, true, rng);
+                const auto t = ref::make_data(d, s, false, rng);
+                const auto want = ref::lcorr(s, img.data(), t.data());
+                const auto flat = ref::zero_variance(s, img.data());
+                const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts("device.fourier3.rows"));
+                INFO(th::describe(s) << " data " << ref::data_name(d));
+                REQUIRE(r.result == FLCC_SUCCESS);
+                check_lcc(s, want, flat, r.out.data());
+            }
+            std::mt19937 rng{unsigned(k)};
+            const auto img = ref::make_data(Data::uniform, s, true, rng);
+            const auto t = ref::make_data(Data::uniform, s, false, rng);
+            const th::Run r = th::run(FLCC_CONV, s, img, t, device_opts("device.fourier3.rows"));
+            INFO("conv " << th::describe(s));
+            REQUIRE(r.result == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_CONV, th::reference(FLCC_CONV, s, img.data(), t.data()), r.out.data()) <= 1e-5);
+        }
+}
+
 TEST_CASE("GPU and CPU agree", "[device]")
 {
     if (skip_without_gpu()) return;

@@ -157,14 +157,7 @@ public:
         double sum = 0;
         for (float v : prepared) sum += v;
         std::memcpy(staged_.as<char>() + taps, &sum, sizeof sum);
-        std::vector<double> q(size_t(T0 + 1) * (T1 + 1) * (T2 + 1), 0.0);
-        const auto at = [&](int a, int b, int c) -> double& { return q[(size_t(a) * (T1 + 1) + b) * (T2 + 1) + c]; };
-        for (int a = 1; a <= T0; ++a)
-            for (int b = 1; b <= T1; ++b)
-                for (int c = 1; c <= T2; ++c)
-                    at(a, b, c) = double(prepared[(size_t(a - 1) * T1 + (b - 1)) * T2 + (c - 1)]) + at(a - 1, b, c) +
-                                  at(a, b - 1, c) + at(a, b, c - 1) - at(a - 1, b - 1, c) - at(a - 1, b, c - 1) -
-                                  at(a, b - 1, c - 1) + at(a - 1, b - 1, c - 1);
+        const std::vector<double> q = tap_prefix_sums(prepared.data(), T0, T1, T2);
         std::memcpy(staged_.as<char>() + taps + sizeof sum, q.data(), q.size() * sizeof(double));
         const cudaStream_t s = work_stream();
         FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), rows, taps, cudaMemcpyHostToDevice, s));

@@ -15,12 +15,17 @@
 // blocks of outputs whose windows all lie inside the image, and uncentred (padding exactly zero)
 // for blocks that reach the padding, as the tile solvers do: a window mostly in the padding is
 // well conditioned only when the padding stays exactly zero.
+//
+// The statistics, modes and recompute kernels serve device.fourier3.rows too: the kernels here
+// are static (one instance per translation unit that launches them).
 #pragma once
 
 #include "device/kernels/frame_slot.cuh"
 #include "device/kernels/lcc_common.cuh"
 
 #include <cufft.h>
+
+#include <vector>
 
 namespace flcc::device {
 
@@ -49,7 +54,7 @@ struct PlanesParams {
     int* status;
 };
 
-__global__ void stats_reset(PlanesParams g)
+static __global__ void stats_reset(PlanesParams g)
 {
     *g.stats = merged_stats_init();
     *g.redo_count = 0;
@@ -57,7 +62,7 @@ __global__ void stats_reset(PlanesParams g)
 
 // Statistics of the whole image (every image value lies in some window, whatever the region):
 // a grid-stride pass merged by atomics, min and max on the ordered-int image of floats.
-__global__ void image_stats(PlanesParams g, int64_t count)
+static __global__ void image_stats(PlanesParams g, int64_t count)
 {
     __shared__ double scratch[kScratchDoubles];
     const float* __restrict__ image = g.frame->image;
@@ -76,7 +81,7 @@ __global__ void image_stats(PlanesParams g, int64_t count)
 
 // One thread: the two modes. Both bound the FFT numerator's error by the values transformed
 // (centred by modes[0].c), each in its own scale.
-__global__ void plane_modes(PlanesParams g)
+static __global__ void plane_modes(PlanesParams g)
 {
     const detail::Stats s = read_merged(*g.stats);
     if (!s.finite && g.check_finite) *reinterpret_cast<volatile int*>(g.status) = 1;   // host memory
@@ -123,7 +128,7 @@ __global__ void gather_planes(PlanesParams g)
 }
 
 // The template's planes, each zero-padded to F1 x F2 (T0 boxes). Grid: box rows (T0 * F1).
-__global__ void template_planes(PlanesParams g, float* box)
+static __global__ void template_planes(PlanesParams g, float* box)
 {
     const int row = blockIdx.x, a = row / g.F1, i = row - a * g.F1;
     const float* src = g.taps + (int64_t(a) * g.T[1] + min(i, g.T[1] - 1)) * g.tap_row;
@@ -137,7 +142,7 @@ __global__ void template_planes(PlanesParams g, float* box)
 // (each is used by up to T0 of the run's planes). Grid: (bins / 256, runs).
 constexpr int kSumPlanes = 16;
 
-__global__ void __launch_bounds__(256) plane_sums(PlanesParams g)
+static __global__ void __launch_bounds__(256) plane_sums(PlanesParams g)
 {
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= g.H) return;
@@ -231,14 +236,29 @@ inline size_t planes_shared_bytes(int T1, int T2)
 // The error bound factor of finalise_planes' sums (see fourier_solver.cu's
 // fourier_guard_factor for its meaning), for chunks of `chunk` steps: the plane sums (a first
 // window of T0 planes, then two roundings of at most (T0 + 2) m per step), T2 of them summed and
-// run along kFinRun columns, T1 of those summed and run along kFinRun rows.
-inline double planes_guard_factor(int T0, int T1, int T2, int chunk)
+// run along run_x columns, T1 of those summed and run along run_y rows.
+inline double planes_guard_factor(int T0, int T1, int T2, int chunk, int run_x = kFinRun, int run_y = kFinRun)
 {
     const double t0 = T0, t1 = T1, t2 = T2;
     const double ez = t0 * t0 + chunk * (t0 + 4);
-    const double eh = t2 * ez + t0 * ((t2 - 1) * t2 + 2 * kFinRun * (t2 + 1));
-    const double ev = t1 * eh + t0 * t2 * ((t1 - 1) * t1 + 2 * kFinRun * (t1 + 1));
+    const double eh = t2 * ez + t0 * ((t2 - 1) * t2 + 2 * run_x * (t2 + 1));
+    const double ev = t1 * eh + t0 * t2 * ((t1 - 1) * t1 + 2 * run_y * (t1 + 1));
     return 2 * ev;
+}
+
+// Host side: the prefix sums Q[a][b][c] of the taps (T0 x T1 x T2, dense) over planes < a, rows
+// < b, columns < c, in double, for taps_in_padding.
+inline std::vector<double> tap_prefix_sums(const float* taps, int T0, int T1, int T2)
+{
+    std::vector<double> q(size_t(T0 + 1) * (T1 + 1) * (T2 + 1), 0.0);
+    const auto at = [&](int a, int b, int c) -> double& { return q[(size_t(a) * (T1 + 1) + b) * (T2 + 1) + c]; };
+    for (int a = 1; a <= T0; ++a)
+        for (int b = 1; b <= T1; ++b)
+            for (int c = 1; c <= T2; ++c)
+                at(a, b, c) = double(taps[(size_t(a - 1) * T1 + (b - 1)) * T2 + (c - 1)]) + at(a - 1, b, c) +
+                              at(a, b - 1, c) + at(a, b, c - 1) - at(a - 1, b - 1, c) - at(a - 1, b, c - 1) -
+                              at(a, b - 1, c - 1) + at(a - 1, b - 1, c - 1);
+    return q;
 }
 
 // Sum of the taps over the part of output o's window in the padding (prefix sums, double): the
@@ -471,7 +491,7 @@ __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(P
 
 // The outputs finalise_planes listed, recomputed from the image (rare; grid-stride over the
 // list, whose length is only known on the device).
-__global__ void recompute_listed(PlanesParams g)
+static __global__ void recompute_listed(PlanesParams g)
 {
     const int count = *g.redo_count;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {

@@ -1,0 +1,481 @@
+// The kernel of device.fourier3.rows (src/device/fourier_rows_solver.cu): 3D convolution and
+// LCC for templates up to 8 x 8 x 8 in one kernel per frame (after the image statistics for
+// LCC). Each block owns kRowsZ x kRowsY x kRowsX outputs and
+//   1. loads the image box its windows read, (kRowsZ + 7) x (kRowsY + 7) x 32, into shared memory;
+//   2. (LCC) takes the window sums of x and x^2 in double from it, plane by plane (running sums
+//      along the planes per box element, then along runs of columns and of rows) and keeps
+//      per output the factor its numerator is multiplied by (or a mark: recompute);
+//   3. transforms each box row (32 real values) by a 32-point real FFT in registers: overlap-save
+//      along x, 25 valid outputs per row for a template up to 8 wide;
+//   4. sums, per output row and frequency bin, the box rows' bins times the conjugate bins of the
+//      template's (dz, dy) rows: direct along the planes and rows, ~160 multiply-adds per output
+//      against 512 for a direct 8^3 correlation;
+//   5. transforms the output rows back and stores the coefficients (or the convolution).
+// The image is read once from memory (the boxes overlap in L2), the output written once; no
+// frame-sized intermediate exists. Against device.fourier3.planes (R2C + sums + C2R + the
+// finalisation, each a pass over frame-sized buffers) this is the design that performance.md's
+// stop-19 notes worked out for 256^3 / 8^3.
+//
+// Numerics (LCC) are those of finalise_planes: one centring constant c for the transforms with
+// the padding at zero and c times the taps over the padding added back in double (padding at -c
+// in the transforms' input would spread c's rounding over every bin of the row), window sums
+// centred by c in blocks whose windows all lie inside the image and uncentred (padding exactly
+// zero) elsewhere, the same guard, modes, recompute rule and list.
+#pragma once
+
+#include "device/kernels/fourier_planes.cuh"
+
+#include <cmath>
+#include <type_traits>
+
+namespace flcc::device {
+
+constexpr int kRowsFFT = 32;                 // the row transform's length
+constexpr int kRowsBins = kRowsFFT / 2;      // bins 1..15, with 0 and 16 packed into one
+constexpr int kRowsMaxT = 8;                 // template extent at most, every axis
+constexpr int kRowsZ = 8, kRowsY = 16;       // output planes and rows of a block
+constexpr int kRowsX = kRowsFFT - kRowsMaxT + 1;   // output columns of a block (25)
+constexpr int kRowsBoxZ = kRowsZ + kRowsMaxT - 1, kRowsBoxY = kRowsY + kRowsMaxT - 1;
+constexpr int kRowsBoxRows = kRowsBoxZ * kRowsBoxY;   // 345
+constexpr int kRowsThreads = 256;
+// Box rows in shared memory: 32 floats and a spare pair (17 float2: consecutive rows fall in
+// different banks, both for a thread reading its own row and for the bins of neighbouring rows).
+constexpr int kRowsPitch = kRowsFFT + 2;
+constexpr int kRowsSumPitch = kRowsFFT + 1;   // plane sums per patch row (doubles; odd)
+// Runs of the window sums: output columns per horizontal task, rows per vertical task.
+constexpr int kRowsRunX = 5, kRowsRunY = 2;
+static_assert(kRowsX % kRowsRunX == 0 && kRowsY % kRowsRunY == 0, "whole runs");
+// The output spectra after the sums: bin-major, planes of 17 rows, bins 137 apart (bank-free
+// for the stores of the sums and the inverse transforms' loads).
+constexpr int kRowsSpecPlane = 17, kRowsSpecBin = kRowsZ * kRowsSpecPlane + 1;
+constexpr int kRowsOutputs = kRowsZ * kRowsY * kRowsX;   // 3200
+
+// Shared memory, in bytes, in this order: the window sums' scratch (then the numerators) and the
+// box (then its spectra, then the output spectra); 68 KB, three blocks per multiprocessor. The
+// template's row spectra (16 KB, the same for every block) are read through L1 instead, and
+// the factors wait in the output array: shared memory is what bounds the blocks resident.
+constexpr size_t kRowsBoxBytes = size_t(kRowsBoxRows) * kRowsPitch * sizeof(float);
+constexpr size_t kRowsTapBytes = size_t(kRowsMaxT) * kRowsMaxT * kRowsBins * sizeof(float4);
+constexpr size_t kRowsScratchBytes =
+    size_t(2) * kRowsBoxY * (kRowsSumPitch + kRowsX) * sizeof(double);   // >= the numerators
+constexpr size_t kRowsSharedBytes = kRowsScratchBytes + kRowsBoxBytes;
+static_assert(kRowsScratchBytes >= kRowsOutputs * sizeof(float), "numerators fit the scratch");
+static_assert(kRowsScratchBytes % 16 == 0, "aligned");
+static_assert(size_t(kRowsBins) * kRowsSpecBin * sizeof(float2) <= kRowsBoxBytes, "output spectra fit the box");
+
+// The error bound factor of the window sums (planes_guard_factor's terms): running sums along
+// chunks of kRowsZ planes, runs of kRowsRunX columns and kRowsRunY rows.
+inline double rows_guard_factor(int T0, int T1, int T2)
+{
+    return planes_guard_factor(T0, T1, T2, kRowsZ, kRowsRunX, kRowsRunY);
+}
+
+namespace rows_detail {
+
+// cos(pi k / 16), k = 0..16, and sin(pi k / 16): the twiddles of 16- and 32-point transforms.
+__host__ __device__ constexpr float cos_pi16(int k)
+{
+    constexpr float c[9] = {1.0f, 0.98078528040323044913f, 0.92387953251128675613f, 0.83146961230254523708f,
+                            0.70710678118654752440f, 0.55557023301960222474f, 0.38268343236508977173f,
+                            0.19509032201612826785f, 0.0f};
+    return k <= 8 ? c[k] : -c[16 - k];
+}
+__host__ __device__ constexpr float sin_pi16(int k) { return cos_pi16(k <= 8 ? 8 - k : k - 8); }
+
+__host__ __device__ __forceinline__ float2 add(float2 a, float2 b) { return {a.x + b.x, a.y + b.y}; }
+__host__ __device__ __forceinline__ float2 sub(float2 a, float2 b) { return {a.x - b.x, a.y - b.y}; }
+
+// b times exp(Sign i pi m / 8), m = 0..7, with the trivial factors taken as what they are.
+template <int Sign>
+__host__ __device__ __forceinline__ float2 twiddle16(float2 b, int m)
+{
+    if (m == 0) return b;
+    if (m == 4) return Sign < 0 ? float2{b.y, -b.x} : float2{-b.y, b.x};
+    const float c = cos_pi16(2 * m), s = Sign * sin_pi16(2 * m);
+    return {b.x * c - b.y * s, b.x * s + b.y * c};
+}
+
+// 16-point complex transform in registers, unnormalised, exponent sign Sign (radix 2,
+// decimation in time; fully unrolled, every twiddle a constant).
+template <int Sign>
+__host__ __device__ __forceinline__ void fft16(float2 (&v)[16])
+{
+    constexpr int rev[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+    float2 t[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) t[i] = v[rev[i]];
+#pragma unroll
+    for (int stage = 0; stage < 4; ++stage) {
+        const int half = 1 << stage;   // butterflies of span 2 half
+#pragma unroll
+        for (int b = 0; b < 8; ++b) {
+            const int j = b & (half - 1), i = (b - j) * 2 + j;
+            const float2 x = t[i], y = twiddle16<Sign>(t[i + half], j * (8 >> stage));
+            t[i] = add(x, y);
+            t[i + half] = sub(x, y);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[i] = t[i];
+}
+
+// Twice the 32-point real DFT of x (even values in .x, odd in .y of v): bins 1..15 in v[1..15],
+// bin 0 in v[0].x and bin 16 in v[0].y (both real).
+__host__ __device__ __forceinline__ void forward_row(float2 (&v)[16])
+{
+    fft16<-1>(v);
+    float2 X[16];
+    X[0] = {2.f * (v[0].x + v[0].y), 2.f * (v[0].x - v[0].y)};
+#pragma unroll
+    for (int k = 1; k < 16; ++k) {
+        const float2 a = v[k], b = {v[16 - k].x, -v[16 - k].y};
+        const float2 e = add(a, b), d = sub(a, b);
+        // X = e + W^k (-i d), W = exp(-2 pi i / 32)
+        const float2 o = {d.y, -d.x};
+        const float c = cos_pi16(k), s = sin_pi16(k);
+        X[k] = {e.x + o.x * c + o.y * s, e.y + o.y * c - o.x * s};
+    }
+#pragma unroll
+    for (int k = 0; k < 16; ++k) v[k] = X[k];
+}
+
+// The inverse of forward_row for 32 times the spectrum of a real row (packed the same way): the
+// row's even values in .x and odd values in .y of v.
+__host__ __device__ __forceinline__ void inverse_row(float2 (&v)[16])
+{
+    float2 Z[16];
+    Z[0] = {v[0].x + v[0].y, v[0].x - v[0].y};
+#pragma unroll
+    for (int k = 1; k < 16; ++k) {
+        const float2 a = v[k], b = {v[16 - k].x, -v[16 - k].y};
+        const float2 e = add(a, b), d = sub(a, b);
+        // Z = e + i W^-k d
+        const float c = cos_pi16(k), s = sin_pi16(k);
+        const float2 p = {d.x * c - d.y * s, d.y * c + d.x * s};
+        Z[k] = {e.x - p.y, e.y + p.x};
+    }
+    fft16<1>(Z);
+#pragma unroll
+    for (int k = 0; k < 16; ++k) v[k] = Z[k];
+}
+
+}  // namespace rows_detail
+
+// Template rows' spectra for the kernel (host side, double): for each (dz, dy) row of the
+// prepared taps (zero beyond T0, T1, T2) the 32-point DFT T, as the four factors of
+// acc += F conj(T) / 64 (bins 1..15: T.x, T.y, T.x, -T.y; the packed bins 0 and 16: T0, 0,
+// T16, 0), in [dz][dy][bin] order.
+inline void rows_template_spectra(const float* taps, int T0, int T1, int T2, float* out)
+{
+    const double pi = 3.14159265358979323846;
+    for (int a = 0; a < kRowsMaxT; ++a)
+        for (int i = 0; i < kRowsMaxT; ++i)
+            for (int k = 0; k < kRowsBins; ++k) {
+                float* o = out + ((size_t(a) * kRowsMaxT + i) * kRowsBins + k) * 4;
+                double re = 0, im = 0, nyq = 0;
+                if (a < T0 && i < T1)
+                    for (int j = 0; j < T2; ++j) {
+                        const double t = taps[(size_t(a) * T1 + i) * T2 + j];
+                        re += t * std::cos(2 * pi * k * j / kRowsFFT);
+                        im -= t * std::sin(2 * pi * k * j / kRowsFFT);
+                        nyq += (j & 1) ? -t : t;
+                    }
+                const double s = 1.0 / (2 * kRowsFFT);
+                if (k == 0) {
+                    o[0] = float(re * s), o[1] = 0.f, o[2] = float(nyq * s), o[3] = 0.f;
+                } else {
+                    o[0] = float(re * s), o[1] = float(im * s), o[2] = float(re * s), o[3] = float(-im * s);
+                }
+            }
+}
+
+// One block: outputs (q0.., y0.., x0..) of kRowsZ x kRowsY x kRowsX. Grid (x blocks, y blocks,
+// z blocks); dynamic shared memory kRowsSharedBytes. `xtaps`: rows_template_spectra.
+__global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, const float4* __restrict__ xtaps)
+{
+    extern __shared__ float4 rows_shared[];
+    double* scratch = reinterpret_cast<double*>(rows_shared);
+    float* box = reinterpret_cast<float*>(reinterpret_cast<char*>(rows_shared) + kRowsScratchBytes);
+    float2* spec = reinterpret_cast<float2*>(box);   // the same rows as 17 bins
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int x0 = blockIdx.x * kRowsX, y0 = blockIdx.y * kRowsY, q0 = blockIdx.z * kRowsZ;
+    const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
+    const int zb = q0 - g.P[0], yb = y0 - g.P[1], xb = x0 - g.P[2];   // the box's image origin
+    const int nz = min(kRowsZ, g.O[0] - q0);                           // real output planes
+
+
+    // The box: image values (raw - c) * scale inside the image, zero outside. Lanes along the
+    // box rows (coalesced); warp w takes rows w, w + 8, w + 16 of every plane, five planes' loads
+    // in flight before their stores.
+    const float* __restrict__ image = g.frame->image;
+    float* out = g.frame->out;
+    const int64_t image_plane = int64_t(g.S[1]) * g.S[2];
+    constexpr int kRowsPerWarp = (kRowsBoxY + 7) / 8, kPlanesInFlight = 5;
+    static_assert(kRowsBoxZ % kPlanesInFlight == 0, "whole groups of planes");
+    int row_off[kRowsPerWarp];   // offset of the thread's value in an image plane
+    unsigned row_in = 0;         // bit i: row warp + 8 i is a box row inside the image
+    {
+        const int x = xb + lane;
+#pragma unroll
+        for (int i = 0; i < kRowsPerWarp; ++i) {
+            const int r = warp + 8 * i, y = yb + r;
+            const bool in = r < kRowsBoxY && y >= 0 && y < g.S[1] && x >= 0 && x < g.S[2];
+            row_off[i] = in ? y * g.S[2] + x : 0;
+            row_in |= unsigned(in) << i;
+        }
+    }
+    // Scaled: (raw - c) * scale in double (extreme magnitudes), else raw - c; one branch per box.
+    const auto load_box = [&](auto scaled, float c, double scale) {
+        constexpr bool kScaled = decltype(scaled)::value;
+#pragma unroll 1
+        for (int a0 = 0; a0 < kRowsBoxZ; a0 += kPlanesInFlight) {
+            float v[kPlanesInFlight][kRowsPerWarp];
+#pragma unroll
+            for (int a = 0; a < kPlanesInFlight; ++a) {
+                const int z = zb + a0 + a;
+                const unsigned in = z >= 0 && z < g.S[0] ? row_in : 0u;
+                const float* src = image + (in != 0 ? z : 0) * image_plane;
+#pragma unroll
+                for (int i = 0; i < kRowsPerWarp; ++i) v[a][i] = in >> i & 1u ? __ldg(src + row_off[i]) : 0.f;
+            }
+#pragma unroll
+            for (int a = 0; a < kPlanesInFlight; ++a) {
+                const int z = zb + a0 + a;
+                const unsigned in = z >= 0 && z < g.S[0] ? row_in : 0u;
+#pragma unroll
+                for (int i = 0; i < kRowsPerWarp; ++i) {
+                    const int r = warp + 8 * i;
+                    if (r >= kRowsBoxY) continue;
+                    const float raw = v[a][i];
+                    const float centred = kScaled ? float((double(raw) - double(c)) * scale) : raw - c;
+                    box[((a0 + a) * kRowsBoxY + r) * kRowsPitch + lane] = in >> i & 1u ? centred : 0.f;
+                }
+            }
+        }
+    };
+    const auto load = [&](float c, double scale) {
+        if (scale == 1)
+            load_box(std::false_type{}, c, scale);
+        else
+            load_box(std::true_type{}, c, scale);
+    };
+
+    double c0s = 0;   // the centring constant in the transforms' scale, in blocks that reach the padding
+    if (g.lcorr) {
+        // Centred only when every real output's window lies inside the image.
+        bool inside = true;
+        const int lo[3] = {q0, y0, x0};
+        const int hi[3] = {q0 + nz, min(y0 + kRowsY, g.O[1]), min(x0 + kRowsX, g.O[2])};
+        for (int a = 0; a < 3; ++a) inside &= lo[a] >= g.P[a] && hi[a] <= g.S[a] - g.T[a] + g.P[a] + 1;
+        const TileMode m = g.modes[inside ? 0 : 1], m0 = g.modes[0];
+        // Inside, no window of a real output reads the padding: zero there serves the transforms.
+        load(inside ? m.c : 0.f, m.scale);
+        const double n = g.n, inv_n = 1.0 / n;
+        const double lim0 = m.exact ? 0.0 : m.tau, lim1 = m.exact ? 0.0 : 4 * 0x1p-53;
+        const double small = m.small, redo_below = 0.5 * n * m.m2;
+        // The numerator is formed in modes[0]'s scale; the window sums in m's (powers of two).
+        const float ratio = float(m.scale / m0.scale);
+        __syncthreads();
+
+        // Window sums, output plane by output plane. Stage 1: per element (r, col) of the
+        // kRowsBoxY x 32 patch (3 per thread) the sums over the window's planes, running.
+        double* z1s = scratch;                              // kRowsBoxY x kRowsSumPitch
+        double* z2s = z1s + kRowsBoxY * kRowsSumPitch;
+        double* h1s = z2s + kRowsBoxY * kRowsSumPitch;      // kRowsBoxY x kRowsX
+        double* h2s = h1s + kRowsBoxY * kRowsX;
+        constexpr int kOwned = (kRowsBoxY * kRowsFFT + kRowsThreads - 1) / kRowsThreads;
+        double z1[kOwned], z2[kOwned];
+#pragma unroll
+        for (int k = 0; k < kOwned; ++k) {
+            const int e = tid + k * kRowsThreads, r = e >> 5, col = e & 31;
+            z1[k] = z2[k] = 0;
+            if (e < kRowsBoxY * kRowsFFT)
+                for (int a = 0; a < T0; ++a) {
+                    const double v = box[(a * kRowsBoxY + r) * kRowsPitch + col];
+                    z1[k] += v;
+                    z2[k] = fma(v, v, z2[k]);
+                }
+        }
+        const int hrows = kRowsY + T1 - 1;   // patch rows the outputs' windows cover
+        // The thread's vertical task: column vcol, rows vrow.. of the block (bit i of vreal: a
+        // real output).
+        const bool vtask = tid < kRowsX * (kRowsY / kRowsRunY);
+        const int vrow = tid / kRowsX * kRowsRunY, vcol = tid % kRowsX;
+        unsigned vreal = 0;
+#pragma unroll
+        for (int i = 0; i < kRowsRunY; ++i)
+            vreal |= unsigned(vtask && y0 + vrow + i < g.O[1] && x0 + vcol < g.O[2]) << i;
+        for (int z = 0; z < nz; ++z) {
+#pragma unroll
+            for (int k = 0; k < kOwned; ++k) {
+                const int e = tid + k * kRowsThreads, r = e >> 5, col = e & 31;
+                if (e < kRowsBoxY * kRowsFFT) {
+                    if (z > 0) {
+                        const double come = box[((z + T0 - 1) * kRowsBoxY + r) * kRowsPitch + col];
+                        const double gone = box[((z - 1) * kRowsBoxY + r) * kRowsPitch + col];
+                        z1[k] += come - gone;
+                        z2[k] += fma(come, come, -(gone * gone));
+                    }
+                    z1s[r * kRowsSumPitch + col] = z1[k];
+                    z2s[r * kRowsSumPitch + col] = z2[k];
+                }
+            }
+            __syncthreads();
+            // Stage 2: per patch row and run of kRowsRunX output columns, the sums over T2
+            // columns, the first directly, the others running (consecutive lanes on consecutive
+            // rows: no bank conflicts).
+            if (tid < hrows * (kRowsX / kRowsRunX)) {
+                const int run = tid / hrows, r = tid - run * hrows;
+                const double* a1 = z1s + r * kRowsSumPitch + run * kRowsRunX;
+                const double* a2 = z2s + r * kRowsSumPitch + run * kRowsRunX;
+                double s1 = a1[0], s2 = a2[0];
+#pragma unroll
+                for (int j = 1; j < kRowsMaxT; ++j)
+                    if (j < T2) s1 += a1[j], s2 += a2[j];
+                double* o1 = h1s + r * kRowsX + run * kRowsRunX;
+                double* o2 = h2s + r * kRowsX + run * kRowsRunX;
+                o1[0] = s1;
+                o2[0] = s2;
+#pragma unroll
+                for (int x = 1; x < kRowsRunX; ++x) {
+                    s1 = (s1 + a1[x + T2 - 1]) - a1[x - 1];
+                    s2 = (s2 + a2[x + T2 - 1]) - a2[x - 1];
+                    o1[x] = s1;
+                    o2[x] = s2;
+                }
+            }
+            __syncthreads();
+            // Stage 3: per output column and run of kRowsRunY rows, the sums over T1 rows (the
+            // first directly, the next running), then the factor: ratio / sqrt(D), 0 when guarded,
+            // -1 to recompute; it waits in the output (read back by the same block).
+            if (vtask) {
+                const double* a1 = h1s + vrow * kRowsX + vcol;
+                const double* a2 = h2s + vrow * kRowsX + vcol;
+                double s1 = a1[0], s2 = a2[0];
+#pragma unroll
+                for (int i = 1; i < kRowsMaxT; ++i)
+                    if (i < T1) s1 += a1[i * kRowsX], s2 += a2[i * kRowsX];
+                float* o = out + (int64_t(q0 + z) * g.O[1] + y0 + vrow) * g.O[2] + x0 + vcol;
+#pragma unroll
+                for (int i = 0; i < kRowsRunY; ++i) {
+                    if (i > 0) {
+                        s1 = (s1 + a1[(i + T1 - 1) * kRowsX]) - a1[(i - 1) * kRowsX];
+                        s2 = (s2 + a2[(i + T1 - 1) * kRowsX]) - a2[(i - 1) * kRowsX];
+                    }
+                    const double p1 = n * s2;
+                    const double dn = fma(-s1, s1, p1);
+                    const double limit = fma(lim1, p1, lim0);
+                    const float d = dn > limit ? float(dn * inv_n) : 0.f;
+                    const bool redo = (dn > limit) & (dn < redo_below) | (dn <= limit) & (s2 > 0) & (s2 < small);
+                    if (vreal >> i & 1u) o[i * g.O[2]] = redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
+                }
+            }
+            // The next plane's stage 1 writes z1s after this plane's stage 2 read it (the
+            // barrier above), and its stage 2 writes h1s after the barrier that follows stage 1.
+        }
+        if (!inside) {   // the transforms take the image centred by modes[0]
+            __syncthreads();
+            load(m0.c, m0.scale);
+            c0s = double(m0.c) * m0.scale;
+        }
+    } else {
+        load_box(std::false_type{}, 0.f, 1.0);
+    }
+    __syncthreads();
+
+    // Row transforms, each in place: a thread per box row.
+    for (int row = tid; row < kRowsBoxRows; row += kRowsThreads) {
+        float2 v[16];
+        const float2* src = spec + row * (kRowsPitch / 2);
+#pragma unroll
+        for (int m = 0; m < 16; ++m) v[m] = src[m];
+        rows_detail::forward_row(v);
+        float2* dst = spec + row * (kRowsPitch / 2);
+#pragma unroll
+        for (int k = 0; k < 16; ++k) dst[k] = v[k];
+    }
+    __syncthreads();
+
+    // The sums over the template's (dz, dy) rows per output row and bin: lanes on 8 planes x 2
+    // runs of 8 rows x 2 bins, warps on bin pairs; each thread 8 output rows of one bin.
+    const int oz = lane & 7, run = (lane >> 3) & 1, bin = 2 * warp + (lane >> 4);
+    float2 acc[8];
+#pragma unroll
+    for (int r = 0; r < 8; ++r) acc[r] = {0.f, 0.f};
+    for (int dz = 0; dz < T0; ++dz) {
+        float4 t[kRowsMaxT];
+#pragma unroll
+        for (int dy = 0; dy < kRowsMaxT; ++dy) t[dy] = __ldg(xtaps + (dz * kRowsMaxT + dy) * kRowsBins + bin);
+        const float2* f = spec + ((oz + dz) * kRowsBoxY + run * 8) * (kRowsPitch / 2) + bin;
+#pragma unroll
+        for (int j = 0; j < 8 + kRowsMaxT - 1; ++j) {
+            const float2 F = f[j * (kRowsPitch / 2)];
+#pragma unroll
+            for (int r = 0; r < 8; ++r) {
+                const int dy = j - r;
+                if (dy >= 0 && dy < kRowsMaxT) {
+                    acc[r].x = fmaf(F.x, t[dy].x, fmaf(F.y, t[dy].y, acc[r].x));
+                    acc[r].y = fmaf(F.y, t[dy].z, fmaf(F.x, t[dy].w, acc[r].y));
+                }
+            }
+        }
+    }
+    __syncthreads();   // the box's spectra are read; the output spectra take their place
+    float2* ospec = spec;
+#pragma unroll
+    for (int r = 0; r < 8; ++r) ospec[bin * kRowsSpecBin + oz * kRowsSpecPlane + run * 8 + r] = acc[r];
+    __syncthreads();
+
+    // Inverse transforms: a thread per output row; the numerators to shared memory.
+    float* num = reinterpret_cast<float*>(scratch);   // kRowsZ x kRowsY x kRowsX
+    if (tid < kRowsZ * kRowsY) {
+        const int z = tid / kRowsY, y = tid - z * kRowsY;
+        if (z < nz && y0 + y < g.O[1]) {
+            float2 v[16];
+#pragma unroll
+            for (int k = 0; k < 16; ++k) v[k] = ospec[k * kRowsSpecBin + z * kRowsSpecPlane + y];
+            rows_detail::inverse_row(v);
+            float* o = num + (z * kRowsY + y) * kRowsX;
+#pragma unroll
+            for (int m = 0; m < 16; ++m) {
+                if (2 * m < kRowsX) o[2 * m] = v[m].x;
+                if (2 * m + 1 < kRowsX) o[2 * m + 1] = v[m].y;
+            }
+        }
+    }
+    __syncthreads();
+
+    // The outputs, lanes along the rows: output i = tid + kRowsThreads t of the block at plane
+    // z, row y, column x, advanced without divisions.
+    static_assert(kRowsThreads < kRowsY * kRowsX, "one step of y at most per step of x");
+    constexpr int kStepY = kRowsThreads / kRowsX, kStepX = kRowsThreads % kRowsX;
+    int z = 0, y = tid / kRowsX, x = tid % kRowsX;
+    for (int i = tid; i < kRowsOutputs; i += kRowsThreads) {
+        const int q = q0 + z, oy = y0 + y, ox = x0 + x;
+        if (z < nz && oy < g.O[1] && ox < g.O[2]) {
+            const int64_t e = (int64_t(q) * g.O[1] + oy) * g.O[2] + ox;
+            float v = num[i];
+            if (g.lcorr) {
+                if (c0s != 0) {   // a block at the padding: the padding's share, -c0 times its taps
+                    const int o[3] = {q, oy, ox};
+                    const bool whole = q >= g.P[0] && q <= g.S[0] + g.P[0] - g.T[0] && oy >= g.P[1] &&
+                                       oy <= g.S[1] + g.P[1] - g.T[1] && ox >= g.P[2] && ox <= g.S[2] + g.P[2] - g.T[2];
+                    if (!whole) v = float(double(v) - c0s * taps_in_padding(g, o));
+                }
+                float f = out[e];
+                if (f < 0.f) {
+                    g.redo[atomicAdd(g.redo_count, 1)] = int(e);
+                    f = 0.f;
+                }
+                v = fminf(fmaxf(v * f, -1.f), 1.f);
+            }
+            out[e] = v;
+        }
+        x += kStepX;
+        if (x >= kRowsX) x -= kRowsX, ++y;
+        y += kStepY;
+        if (y >= kRowsY) y -= kRowsY, ++z;
+    }
+}
+
+}  // namespace flcc::device
