@@ -54,7 +54,7 @@ sanitize() {
         extra=""
         [ "$tool" = memcheck ] && extra="--leak-check full"
         compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
-            build-gpu/tests/test_device_solvers "[stream],GPU and CPU agree" || rc=1
+            build-gpu/tests/test_device_solvers "[stream],GPU and CPU agree,[sanitize]" || rc=1
     done
     return $rc
 }

@@ -328,6 +328,25 @@ TEST_CASE("3D rows LCC and convolution: every template extent to 8, blocks in bo
         }
 }
 
+TEST_CASE("3D Fourier solvers forced by name on a small frame of several blocks", "[device][sanitize]")
+{
+    // Small enough for compute-sanitizer (scripts/gpu-check.sh runs the [sanitize] cases under
+    // memcheck, racecheck, initcheck and synccheck): the fused rows kernel (blocks of 8 x 16 x 25
+    // outputs, here 2 x 2 x 2 of them with both block modes) and the planes kernels.
+    if (skip_without_gpu()) return;
+    std::mt19937 rng(5);
+    const ref::Shape s{3, {12, 24, 40}, {4, 3, 5}, FLCC_FULL};
+    for (const char* name : {"device.fourier3.rows", "device.fourier3.planes"})
+        for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
+            const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
+            const auto t = ref::make_data(ref::Data::uniform, s, false, rng);
+            const th::Run r = th::run(op, s, img, t, device_opts(name));
+            INFO(name << (op == FLCC_CONV ? " conv" : " lcorr"));
+            REQUIRE(r.result == FLCC_SUCCESS);
+            CHECK(th::error(op, th::reference(op, s, img.data(), t.data()), r.out.data()) <= 1e-5);
+        }
+}
+
 TEST_CASE("GPU and CPU agree", "[device]")
 {
     if (skip_without_gpu()) return;

@@ -25,6 +25,8 @@
 
 #include "device/kernels/fourier_planes.cuh"
 
+#include <cuda_pipeline.h>
+
 #include <cmath>
 #include <type_traits>
 
@@ -204,14 +206,14 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
     const int nz = min(kRowsZ, g.O[0] - q0);                           // real output planes
 
 
-    // The box: image values (raw - c) * scale inside the image, zero outside. Lanes along the
-    // box rows (coalesced); warp w takes rows w, w + 8, w + 16 of every plane, five planes' loads
-    // in flight before their stores.
+    // The box: image values (raw - c) * scale inside the image, zero outside. Asynchronous
+    // copies (zero-filled outside the image) put every value of the box in flight at once, then
+    // each thread centres the values it copied. Lanes along the box rows (coalesced); warp w
+    // takes rows w, w + 8, w + 16 of every plane.
     const float* __restrict__ image = g.frame->image;
     float* out = g.frame->out;
     const int64_t image_plane = int64_t(g.S[1]) * g.S[2];
-    constexpr int kRowsPerWarp = (kRowsBoxY + 7) / 8, kPlanesInFlight = 5;
-    static_assert(kRowsBoxZ % kPlanesInFlight == 0, "whole groups of planes");
+    constexpr int kRowsPerWarp = (kRowsBoxY + 7) / 8;
     int row_off[kRowsPerWarp];   // offset of the thread's value in an image plane
     unsigned row_in = 0;         // bit i: row warp + 8 i is a box row inside the image
     {
@@ -227,29 +229,29 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
     // Scaled: (raw - c) * scale in double (extreme magnitudes), else raw - c; one branch per box.
     const auto load_box = [&](auto scaled, float c, double scale) {
         constexpr bool kScaled = decltype(scaled)::value;
-#pragma unroll 1
-        for (int a0 = 0; a0 < kRowsBoxZ; a0 += kPlanesInFlight) {
-            float v[kPlanesInFlight][kRowsPerWarp];
+#pragma unroll 5
+        for (int a = 0; a < kRowsBoxZ; ++a) {
+            const int z = zb + a;
+            const unsigned in = z >= 0 && z < g.S[0] ? row_in : 0u;
+            const float* src = image + (in != 0 ? z : 0) * image_plane;
 #pragma unroll
-            for (int a = 0; a < kPlanesInFlight; ++a) {
-                const int z = zb + a0 + a;
-                const unsigned in = z >= 0 && z < g.S[0] ? row_in : 0u;
-                const float* src = image + (in != 0 ? z : 0) * image_plane;
+            for (int i = 0; i < kRowsPerWarp; ++i)
+                if (warp + 8 * i < kRowsBoxY)
+                    __pipeline_memcpy_async(box + (a * kRowsBoxY + warp + 8 * i) * kRowsPitch + lane,
+                                            src + row_off[i], sizeof(float), in >> i & 1u ? 0 : sizeof(float));
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        if (!kScaled && c == 0.f) return;
+#pragma unroll 5
+        for (int a = 0; a < kRowsBoxZ; ++a) {
+            const int z = zb + a;
+            const unsigned in = z >= 0 && z < g.S[0] ? row_in : 0u;
 #pragma unroll
-                for (int i = 0; i < kRowsPerWarp; ++i) v[a][i] = in >> i & 1u ? __ldg(src + row_off[i]) : 0.f;
-            }
-#pragma unroll
-            for (int a = 0; a < kPlanesInFlight; ++a) {
-                const int z = zb + a0 + a;
-                const unsigned in = z >= 0 && z < g.S[0] ? row_in : 0u;
-#pragma unroll
-                for (int i = 0; i < kRowsPerWarp; ++i) {
-                    const int r = warp + 8 * i;
-                    if (r >= kRowsBoxY) continue;
-                    const float raw = v[a][i];
-                    const float centred = kScaled ? float((double(raw) - double(c)) * scale) : raw - c;
-                    box[((a0 + a) * kRowsBoxY + r) * kRowsPitch + lane] = in >> i & 1u ? centred : 0.f;
-                }
+            for (int i = 0; i < kRowsPerWarp; ++i) {
+                float* v = box + (a * kRowsBoxY + warp + 8 * i) * kRowsPitch + lane;
+                if (warp + 8 * i < kRowsBoxY && (in >> i & 1u))
+                    *v = kScaled ? float((double(*v) - double(c)) * scale) : *v - c;
             }
         }
     };
@@ -449,33 +451,47 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
     // z, row y, column x, advanced without divisions.
     static_assert(kRowsThreads < kRowsY * kRowsX, "one step of y at most per step of x");
     constexpr int kStepY = kRowsThreads / kRowsX, kStepX = kRowsThreads % kRowsX;
-    int z = 0, y = tid / kRowsX, x = tid % kRowsX;
-    for (int i = tid; i < kRowsOutputs; i += kRowsThreads) {
-        const int q = q0 + z, oy = y0 + y, ox = x0 + x;
-        if (z < nz && oy < g.O[1] && ox < g.O[2]) {
-            const int64_t e = (int64_t(q) * g.O[1] + oy) * g.O[2] + ox;
-            float v = num[i];
-            if (g.lcorr) {
-                if (c0s != 0) {   // a block at the padding: the padding's share, -c0 times its taps
-                    const int o[3] = {q, oy, ox};
-                    const bool whole = q >= g.P[0] && q <= g.S[0] + g.P[0] - g.T[0] && oy >= g.P[1] &&
-                                       oy <= g.S[1] + g.P[1] - g.T[1] && ox >= g.P[2] && ox <= g.S[2] + g.P[2] - g.T[2];
-                    if (!whole) v = float(double(v) - c0s * taps_in_padding(g, o));
-                }
-                float f = out[e];
-                if (f < 0.f) {
-                    g.redo[atomicAdd(g.redo_count, 1)] = int(e);
-                    f = 0.f;
-                }
-                v = fminf(fmaxf(v * f, -1.f), 1.f);
-            }
-            out[e] = v;
+    constexpr int kSteps = (kRowsOutputs + kRowsThreads - 1) / kRowsThreads;
+    // unroll: std::integral_constant, the steps unrolled.
+    const auto each_output = [&](auto unroll, auto&& fn) {
+        int z = 0, y = tid / kRowsX, x = tid % kRowsX;
+#pragma unroll(decltype(unroll)::value)
+        for (int t = 0; t < kSteps; ++t) {
+            const int q = q0 + z, oy = y0 + y, ox = x0 + x;
+            if (tid + t * kRowsThreads < kRowsOutputs && z < nz && oy < g.O[1] && ox < g.O[2])
+                fn(t, q, oy, ox, (int64_t(q) * g.O[1] + oy) * g.O[2] + ox);
+            x += kStepX;
+            if (x >= kRowsX) x -= kRowsX, ++y;
+            y += kStepY;
+            if (y >= kRowsY) y -= kRowsY, ++z;
         }
-        x += kStepX;
-        if (x >= kRowsX) x -= kRowsX, ++y;
-        y += kStepY;
-        if (y >= kRowsY) y -= kRowsY, ++z;
+    };
+    const std::integral_constant<int, kSteps> unrolled;
+    const std::integral_constant<int, 4> in_fours;
+    if (!g.lcorr) {
+        each_output(unrolled, [&](int t, int, int, int, int64_t e) { out[e] = num[tid + t * kRowsThreads]; });
+        return;
     }
+    if (c0s != 0)   // a block at the padding: the padding's share, -c0 times its taps (each thread its own numerators)
+        each_output(std::integral_constant<int, 1>{}, [&](int t, int q, int oy, int ox, int64_t) {
+            const int o[3] = {q, oy, ox};
+            const bool whole = q >= g.P[0] && q <= g.S[0] + g.P[0] - g.T[0] && oy >= g.P[1] &&
+                               oy <= g.S[1] + g.P[1] - g.T[1] && ox >= g.P[2] && ox <= g.S[2] + g.P[2] - g.T[2];
+            float& v = num[tid + t * kRowsThreads];
+            if (!whole) v = float(double(v) - c0s * taps_in_padding(g, o));
+        });
+    // The factors (in the output since stage 3) into the box, free now: the loads in flight
+    // together, none behind a store to the output.
+    float* factor = box;
+    each_output(in_fours, [&](int t, int, int, int, int64_t e) { factor[tid + t * kRowsThreads] = out[e]; });
+    each_output(unrolled, [&](int t, int, int, int, int64_t e) {
+        float f = factor[tid + t * kRowsThreads];
+        if (f < 0.f) {
+            g.redo[atomicAdd(g.redo_count, 1)] = int(e);
+            f = 0.f;
+        }
+        out[e] = fminf(fmaxf(num[tid + t * kRowsThreads] * f, -1.f), 1.f);
+    });
 }
 
 }  // namespace flcc::device
