@@ -47,7 +47,11 @@ public:
             (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS)
             return r;
         if (lcorr && ((r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS)) return r;
-        if ((r = raise_shared_limit(rows_frame, kRowsSharedBytes)) != FLCC_SUCCESS) return r;
+        static void (*const instances[kRowsMaxT])(PlanesParams, const float4*) = {
+            rows_frame<1>, rows_frame<2>, rows_frame<3>, rows_frame<4>,
+            rows_frame<5>, rows_frame<6>, rows_frame<7>, rows_frame<8>};
+        frame_ = instances[T2 - 1];
+        if ((r = raise_shared_limit(frame_, kRowsSharedBytes)) != FLCC_SUCCESS) return r;
 
         PlanesParams& q = params_;
         q.frame = slot_.as<FrameSlot>();
@@ -125,7 +129,7 @@ private:
             image_stats<<<blocks, 256, 0, s>>>(q, count);
             plane_modes<<<1, 1, 0, s>>>(q);
         }
-        rows_frame<<<rows_grid(p_), kRowsThreads, kRowsSharedBytes, s>>>(q, tmpl_.as<float4>());
+        frame_<<<rows_grid(p_), kRowsThreads, kRowsSharedBytes, s>>>(q, tmpl_.as<float4>());
         if (q.lcorr) recompute_listed<<<256, 128, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());
         return FLCC_SUCCESS;
@@ -139,6 +143,7 @@ private:
 
     int tap_row_ = 4;
     size_t taps_bytes_ = 0;
+    void (*frame_)(PlanesParams, const float4*) = nullptr;   // rows_frame<T2>
     DeviceBuffer slot_, stats_, modes_;
     DeviceBuffer tmpl_;     // the rows' spectra, the taps, their sum and prefix sums (set_template)
     DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute

@@ -3,7 +3,7 @@
 // LCC). Each block owns kRowsZ x kRowsY x kRowsX outputs and
 //   1. loads the image box its windows read, (kRowsZ + 7) x (kRowsY + 7) x 32, into shared memory;
 //   2. (LCC) takes the window sums of x and x^2 in double from it, plane by plane (running sums
-//      along the planes per box element, then along runs of columns and of rows) and keeps
+//      along the planes and runs of columns in registers, then along runs of rows) and keeps
 //      per output the factor its numerator is multiplied by (or a mark: recompute);
 //   3. transforms each box row (32 real values) by a 32-point real FFT in registers: overlap-save
 //      along x, 25 valid outputs per row for a template up to 8 wide;
@@ -43,9 +43,8 @@ constexpr int kRowsThreads = 256;
 // Box rows in shared memory: 32 floats and a spare pair (17 float2: consecutive rows fall in
 // different banks, both for a thread reading its own row and for the bins of neighbouring rows).
 constexpr int kRowsPitch = kRowsFFT + 2;
-constexpr int kRowsSumPitch = kRowsFFT + 1;   // plane sums per patch row (doubles; odd)
 // Runs of the window sums: output columns per horizontal task, rows per vertical task.
-constexpr int kRowsRunX = 5, kRowsRunY = 2;
+constexpr int kRowsRunX = 5, kRowsRunY = 4;
 static_assert(kRowsX % kRowsRunX == 0 && kRowsY % kRowsRunY == 0, "whole runs");
 // The output spectra after the sums: bin-major, planes of 17 rows, bins 137 apart (bank-free
 // for the stores of the sums and the inverse transforms' loads).
@@ -59,7 +58,7 @@ constexpr int kRowsOutputs = kRowsZ * kRowsY * kRowsX;   // 3200
 constexpr size_t kRowsBoxBytes = size_t(kRowsBoxRows) * kRowsPitch * sizeof(float);
 constexpr size_t kRowsTapBytes = size_t(kRowsMaxT) * kRowsMaxT * kRowsBins * sizeof(float4);
 constexpr size_t kRowsScratchBytes =
-    size_t(2) * kRowsBoxY * (kRowsSumPitch + kRowsX) * sizeof(double);   // >= the numerators
+    size_t(2) * 2 * kRowsBoxY * kRowsX * sizeof(double);   // two planes of h; >= the numerators
 constexpr size_t kRowsSharedBytes = kRowsScratchBytes + kRowsBoxBytes;
 static_assert(kRowsScratchBytes >= kRowsOutputs * sizeof(float), "numerators fit the scratch");
 static_assert(kRowsScratchBytes % 16 == 0, "aligned");
@@ -192,7 +191,9 @@ inline void rows_template_spectra(const float* taps, int T0, int T1, int T2, flo
 }
 
 // One block: outputs (q0.., y0.., x0..) of kRowsZ x kRowsY x kRowsX. Grid (x blocks, y blocks,
-// z blocks); dynamic shared memory kRowsSharedBytes. `xtaps`: rows_template_spectra.
+// z blocks); dynamic shared memory kRowsSharedBytes. `xtaps`: rows_template_spectra. T2: the
+// template's columns (the window sums' running sums along a row stay in registers).
+template <int T2>
 __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, const float4* __restrict__ xtaps)
 {
     extern __shared__ float4 rows_shared[];
@@ -201,7 +202,7 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
     float2* spec = reinterpret_cast<float2*>(box);   // the same rows as 17 bins
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int x0 = blockIdx.x * kRowsX, y0 = blockIdx.y * kRowsY, q0 = blockIdx.z * kRowsZ;
-    const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
+    const int T0 = g.T[0], T1 = g.T[1];
     const int zb = q0 - g.P[0], yb = y0 - g.P[1], xb = x0 - g.P[2];   // the box's image origin
     const int nz = min(kRowsZ, g.O[0] - q0);                           // real output planes
 
@@ -279,80 +280,76 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
         const float ratio = float(m.scale / m0.scale);
         __syncthreads();
 
-        // Window sums, output plane by output plane. Stage 1: per element (r, col) of the
-        // kRowsBoxY x 32 patch (3 per thread) the sums over the window's planes, running.
-        double* z1s = scratch;                              // kRowsBoxY x kRowsSumPitch
-        double* z2s = z1s + kRowsBoxY * kRowsSumPitch;
-        double* h1s = z2s + kRowsBoxY * kRowsSumPitch;      // kRowsBoxY x kRowsX
-        double* h2s = h1s + kRowsBoxY * kRowsX;
-        constexpr int kOwned = (kRowsBoxY * kRowsFFT + kRowsThreads - 1) / kRowsThreads;
-        double z1[kOwned], z2[kOwned];
-#pragma unroll
-        for (int k = 0; k < kOwned; ++k) {
-            const int e = tid + k * kRowsThreads, r = e >> 5, col = e & 31;
-            z1[k] = z2[k] = 0;
-            if (e < kRowsBoxY * kRowsFFT)
-                for (int a = 0; a < T0; ++a) {
-                    const double v = box[(a * kRowsBoxY + r) * kRowsPitch + col];
-                    z1[k] += v;
-                    z2[k] = fma(v, v, z2[k]);
-                }
-        }
+        // Window sums, output plane by output plane, by two groups of warps in a pipeline (one
+        // barrier per plane). Warps 0-3, the horizontal tasks: patch row r and run of kRowsRunX
+        // output columns; each keeps in registers, for the kRowsRunX + T2 - 1 box columns its
+        // windows cover, the sums over the window's planes of x and x^2 (running: the plane that
+        // enters added, the one that leaves subtracted), and stores the sums over T2 columns
+        // (the first directly, the next running) to h[plane & 1]. Warps 4-7, the vertical
+        // tasks, one plane behind: output column and run of kRowsRunY rows, the sums over T1
+        // rows of h, then the factor ratio / sqrt(D) (0 when guarded, -1 to recompute), which
+        // waits in the output until the numerators are done.
+        constexpr int kCols = kRowsRunX + T2 - 1;   // box columns of a horizontal task
+        constexpr int kHalf = kRowsThreads / 2;
+        constexpr int kH = kRowsBoxY * kRowsX;     // one plane of h (doubles)
+        static_assert(kRowsBoxY * (kRowsX / kRowsRunX) <= kHalf && kRowsX * (kRowsY / kRowsRunY) <= kHalf,
+                      "each group's tasks fit its threads");
+        double* const h = scratch;   // [2 planes][x, x^2][kRowsBoxY][kRowsX]
         const int hrows = kRowsY + T1 - 1;   // patch rows the outputs' windows cover
-        // The thread's vertical task: column vcol, rows vrow.. of the block (bit i of vreal: a
-        // real output).
-        const bool vtask = tid < kRowsX * (kRowsY / kRowsRunY);
-        const int vrow = tid / kRowsX * kRowsRunY, vcol = tid % kRowsX;
-        unsigned vreal = 0;
+        const bool horizontal = tid < kHalf, htask = tid < hrows * (kRowsX / kRowsRunX);
+        const int hrun = tid / hrows, hr = tid - hrun * hrows;   // the horizontal task
+        const int vt = tid - kHalf;
+        const bool vtask = !horizontal && vt < kRowsX * (kRowsY / kRowsRunY);
+        const int vrow = vt / kRowsX * kRowsRunY, vcol = vt - vt / kRowsX * kRowsX;   // the vertical task
+        unsigned vreal = 0;   // bit i: output row vrow + i, column vcol is real
 #pragma unroll
         for (int i = 0; i < kRowsRunY; ++i)
             vreal |= unsigned(vtask && y0 + vrow + i < g.O[1] && x0 + vcol < g.O[2]) << i;
-        for (int z = 0; z < nz; ++z) {
+        const float* col0 = box + hr * kRowsPitch + hrun * kRowsRunX;   // plane 0 of the task's row
+        double z1[kCols], z2[kCols];
+        if (htask) {
 #pragma unroll
-            for (int k = 0; k < kOwned; ++k) {
-                const int e = tid + k * kRowsThreads, r = e >> 5, col = e & 31;
-                if (e < kRowsBoxY * kRowsFFT) {
-                    if (z > 0) {
-                        const double come = box[((z + T0 - 1) * kRowsBoxY + r) * kRowsPitch + col];
-                        const double gone = box[((z - 1) * kRowsBoxY + r) * kRowsPitch + col];
-                        z1[k] += come - gone;
-                        z2[k] += fma(come, come, -(gone * gone));
+            for (int j = 0; j < kCols; ++j) z1[j] = z2[j] = 0;
+            for (int a = 0; a < T0; ++a)
+#pragma unroll
+                for (int j = 0; j < kCols; ++j) {
+                    const double v = col0[a * kRowsBoxY * kRowsPitch + j];
+                    z1[j] += v;
+                    z2[j] = fma(v, v, z2[j]);
+                }
+        }
+        for (int step = 0; step <= nz; ++step) {
+            if (horizontal) {
+                if (htask && step < nz) {
+                    if (step > 0) {
+                        const float* come = col0 + (step + T0 - 1) * kRowsBoxY * kRowsPitch;
+                        const float* gone = col0 + (step - 1) * kRowsBoxY * kRowsPitch;
+#pragma unroll
+                        for (int j = 0; j < kCols; ++j) {
+                            const double e = come[j], l = gone[j];
+                            z1[j] += e - l;
+                            z2[j] += fma(e, e, -(l * l));
+                        }
                     }
-                    z1s[r * kRowsSumPitch + col] = z1[k];
-                    z2s[r * kRowsSumPitch + col] = z2[k];
-                }
-            }
-            __syncthreads();
-            // Stage 2: per patch row and run of kRowsRunX output columns, the sums over T2
-            // columns, the first directly, the others running (consecutive lanes on consecutive
-            // rows: no bank conflicts).
-            if (tid < hrows * (kRowsX / kRowsRunX)) {
-                const int run = tid / hrows, r = tid - run * hrows;
-                const double* a1 = z1s + r * kRowsSumPitch + run * kRowsRunX;
-                const double* a2 = z2s + r * kRowsSumPitch + run * kRowsRunX;
-                double s1 = a1[0], s2 = a2[0];
+                    double* o1 = h + (step & 1) * 2 * kH + hr * kRowsX + hrun * kRowsRunX;
+                    double* o2 = o1 + kH;
+                    double s1 = z1[0], s2 = z2[0];
 #pragma unroll
-                for (int j = 1; j < kRowsMaxT; ++j)
-                    if (j < T2) s1 += a1[j], s2 += a2[j];
-                double* o1 = h1s + r * kRowsX + run * kRowsRunX;
-                double* o2 = h2s + r * kRowsX + run * kRowsRunX;
-                o1[0] = s1;
-                o2[0] = s2;
+                    for (int j = 1; j < T2; ++j) s1 += z1[j], s2 += z2[j];
+                    o1[0] = s1;
+                    o2[0] = s2;
 #pragma unroll
-                for (int x = 1; x < kRowsRunX; ++x) {
-                    s1 = (s1 + a1[x + T2 - 1]) - a1[x - 1];
-                    s2 = (s2 + a2[x + T2 - 1]) - a2[x - 1];
-                    o1[x] = s1;
-                    o2[x] = s2;
+                    for (int x = 1; x < kRowsRunX; ++x) {
+                        s1 = (s1 + z1[x + T2 - 1]) - z1[x - 1];
+                        s2 = (s2 + z2[x + T2 - 1]) - z2[x - 1];
+                        o1[x] = s1;
+                        o2[x] = s2;
+                    }
                 }
-            }
-            __syncthreads();
-            // Stage 3: per output column and run of kRowsRunY rows, the sums over T1 rows (the
-            // first directly, the next running), then the factor: ratio / sqrt(D), 0 when guarded,
-            // -1 to recompute; it waits in the output (read back by the same block).
-            if (vtask) {
-                const double* a1 = h1s + vrow * kRowsX + vcol;
-                const double* a2 = h2s + vrow * kRowsX + vcol;
+            } else if (vtask && step > 0) {
+                const int z = step - 1;
+                const double* a1 = h + (z & 1) * 2 * kH + vrow * kRowsX + vcol;
+                const double* a2 = a1 + kH;
                 double s1 = a1[0], s2 = a2[0];
 #pragma unroll
                 for (int i = 1; i < kRowsMaxT; ++i)
@@ -372,11 +369,11 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
                     if (vreal >> i & 1u) o[i * g.O[2]] = redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
                 }
             }
-            // The next plane's stage 1 writes z1s after this plane's stage 2 read it (the
-            // barrier above), and its stage 2 writes h1s after the barrier that follows stage 1.
+            // h[p & 1] is written at step p and read at step p + 1; its next writer, step p + 2,
+            // comes after the barrier that ends step p + 1.
+            __syncthreads();
         }
         if (!inside) {   // the transforms take the image centred by modes[0]
-            __syncthreads();
             load(m0.c, m0.scale);
             c0s = double(m0.c) * m0.scale;
         }
