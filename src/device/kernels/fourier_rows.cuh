@@ -227,9 +227,8 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
             row_in |= unsigned(in) << i;
         }
     }
-    // Scaled: (raw - c) * scale in double (extreme magnitudes), else raw - c; one branch per box.
-    const auto load_box = [&](auto scaled, float c, double scale) {
-        constexpr bool kScaled = decltype(scaled)::value;
+    // The raw image values (zero outside), by asynchronous copies: every value in flight at once.
+    const auto copy_box = [&]() {
 #pragma unroll 5
         for (int a = 0; a < kRowsBoxZ; ++a) {
             const int z = zb + a;
@@ -243,7 +242,11 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
         }
         __pipeline_commit();
         __pipeline_wait_prior(0);
-        if (!kScaled && c == 0.f) return;
+    };
+    // Each thread's raw values inside the image, centred in place: (raw - c) * scale in double
+    // for the scaled modes (extreme magnitudes), else raw - c; one branch per box.
+    const auto centre_box = [&](auto scaled, float c, double scale) {
+        constexpr bool kScaled = decltype(scaled)::value;
 #pragma unroll 5
         for (int a = 0; a < kRowsBoxZ; ++a) {
             const int z = zb + a;
@@ -256,11 +259,11 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
             }
         }
     };
-    const auto load = [&](float c, double scale) {
-        if (scale == 1)
-            load_box(std::false_type{}, c, scale);
-        else
-            load_box(std::true_type{}, c, scale);
+    const auto centre = [&](float c, double scale) {
+        if (scale != 1)
+            centre_box(std::true_type{}, c, scale);
+        else if (c != 0.f)
+            centre_box(std::false_type{}, c, scale);
     };
 
     double c0s = 0;   // the centring constant in the transforms' scale, in blocks that reach the padding
@@ -272,7 +275,8 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
         for (int a = 0; a < 3; ++a) inside &= lo[a] >= g.P[a] && hi[a] <= g.S[a] - g.T[a] + g.P[a] + 1;
         const TileMode m = g.modes[inside ? 0 : 1], m0 = g.modes[0];
         // Inside, no window of a real output reads the padding: zero there serves the transforms.
-        load(inside ? m.c : 0.f, m.scale);
+        copy_box();
+        centre(inside ? m.c : 0.f, m.scale);
         const double n = g.n, inv_n = 1.0 / n;
         const double lim0 = m.exact ? 0.0 : m.tau, lim1 = m.exact ? 0.0 : 4 * 0x1p-53;
         const double small = m.small, redo_below = 0.5 * n * m.m2;
@@ -373,12 +377,13 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
             // comes after the barrier that ends step p + 1.
             __syncthreads();
         }
-        if (!inside) {   // the transforms take the image centred by modes[0]
-            load(m0.c, m0.scale);
+        if (!inside) {   // the transforms take the image centred by modes[0]: from the raw values
+            if (m.scale != 1) copy_box();   // (the box holds them unless scaled)
+            centre(m0.c, m0.scale);
             c0s = double(m0.c) * m0.scale;
         }
     } else {
-        load_box(std::false_type{}, 0.f, 1.0);
+        copy_box();
     }
     __syncthreads();
 
@@ -464,7 +469,6 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
         }
     };
     const std::integral_constant<int, kSteps> unrolled;
-    const std::integral_constant<int, 4> in_fours;
     if (!g.lcorr) {
         each_output(unrolled, [&](int t, int, int, int, int64_t e) { out[e] = num[tid + t * kRowsThreads]; });
         return;
@@ -477,10 +481,14 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
             float& v = num[tid + t * kRowsThreads];
             if (!whole) v = float(double(v) - c0s * taps_in_padding(g, o));
         });
-    // The factors (in the output since stage 3) into the box, free now: the loads in flight
-    // together, none behind a store to the output.
+    // The factors (in the output since the window sums) into the box, free now, by asynchronous
+    // copies: all in flight together, none behind a store to the output.
     float* factor = box;
-    each_output(in_fours, [&](int t, int, int, int, int64_t e) { factor[tid + t * kRowsThreads] = out[e]; });
+    each_output(std::integral_constant<int, 1>{}, [&](int t, int, int, int, int64_t e) {
+        __pipeline_memcpy_async(factor + tid + t * kRowsThreads, out + e, sizeof(float));
+    });
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
     each_output(unrolled, [&](int t, int, int, int, int64_t e) {
         float f = factor[tid + t * kRowsThreads];
         if (f < 0.f) {
