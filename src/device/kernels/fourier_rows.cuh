@@ -11,10 +11,12 @@
 //      template's (dz, dy) rows: direct along the planes and rows, ~160 multiply-adds per output
 //      against 512 for a direct 8^3 correlation;
 //   5. transforms the output rows back and stores the coefficients (or the convolution).
-// The image is read once from memory (the boxes overlap in L2), the output written once; no
-// frame-sized intermediate exists. Against device.fourier3.planes (R2C + sums + C2R + the
-// finalisation, each a pass over frame-sized buffers) this is the design that performance.md's
-// stop-19 notes worked out for 256^3 / 8^3.
+// The image is read once from memory (the boxes overlap in L2), the output written twice (the
+// factors wait there); no frame-sized intermediate exists. Against device.fourier3.planes (R2C +
+// sums + C2R + the finalisation, each a pass over frame-sized buffers) this is the design that
+// performance.md's stop-19 notes worked out for 256^3 / 8^3. Where its time goes (stop 20's
+// profile): the window sums about half, the loads, the outputs and the sums over the rows a sixth
+// each, the transforms a few per cent.
 //
 // Numerics (LCC) are those of finalise_planes: one centring constant c for the transforms with
 // the padding at zero and c times the taps over the padding added back in double (padding at -c
@@ -52,7 +54,8 @@ constexpr int kRowsSpecPlane = 17, kRowsSpecBin = kRowsZ * kRowsSpecPlane + 1;
 constexpr int kRowsOutputs = kRowsZ * kRowsY * kRowsX;   // 3200
 
 // Shared memory, in bytes, in this order: the window sums' scratch (then the numerators) and the
-// box (then its spectra, then the output spectra); 68 KB, three blocks per multiprocessor. The
+// box (then its spectra, then the output spectra, then the factors); 65 KB, three blocks per
+// multiprocessor. The
 // template's row spectra (16 KB, the same for every block) are read through L1 instead, and
 // the factors wait in the output array: shared memory is what bounds the blocks resident.
 constexpr size_t kRowsBoxBytes = size_t(kRowsBoxRows) * kRowsPitch * sizeof(float);
@@ -205,7 +208,6 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
     const int T0 = g.T[0], T1 = g.T[1];
     const int zb = q0 - g.P[0], yb = y0 - g.P[1], xb = x0 - g.P[2];   // the box's image origin
     const int nz = min(kRowsZ, g.O[0] - q0);                           // real output planes
-
 
     // The box: image values (raw - c) * scale inside the image, zero outside. Asynchronous
     // copies (zero-filled outside the image) put every value of the box in flight at once, then
