@@ -86,6 +86,30 @@ __host__ __device__ constexpr float cos_pi16(int k)
 }
 __host__ __device__ constexpr float sin_pi16(int k) { return cos_pi16(k <= 8 ? 8 - k : k - 8); }
 
+// Shared-memory mbarriers for the window sums' producer and consumer warps: arrive (release,
+// does not wait) and wait for the completion of the phase with the given parity (acquire).
+__device__ __forceinline__ void mbar_init(uint64_t* bar, int count)
+{
+    asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(unsigned(__cvta_generic_to_shared(bar))), "r"(count)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar)
+{
+    asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared.b64 state, [%0];\n\t}" ::"r"(
+                     unsigned(__cvta_generic_to_shared(bar)))
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity)
+{
+    asm volatile(
+        "{\n\t.reg .pred done;\n"
+        "wait:\n\t"
+        "mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n\t"
+        "@!done bra wait;\n\t}" ::"r"(unsigned(__cvta_generic_to_shared(bar))),
+        "r"(parity)
+        : "memory");
+}
+
 __host__ __device__ __forceinline__ float2 add(float2 a, float2 b) { return {a.x + b.x, a.y + b.y}; }
 __host__ __device__ __forceinline__ float2 sub(float2 a, float2 b) { return {a.x - b.x, a.y - b.y}; }
 
@@ -208,6 +232,13 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
     const int T0 = g.T[0], T1 = g.T[1];
     const int zb = q0 - g.P[0], yb = y0 - g.P[1], xb = x0 - g.P[2];   // the box's image origin
     const int nz = min(kRowsZ, g.O[0] - q0);                           // real output planes
+    // The window sums' producer/consumer barriers (LCC), ready by the first __syncthreads.
+    __shared__ uint64_t full[2], empty[2];
+    if (tid == 0)
+        for (int b = 0; b < 2; ++b) {
+            rows_detail::mbar_init(&full[b], kRowsThreads / 2);
+            rows_detail::mbar_init(&empty[b], kRowsThreads / 2);
+        }
 
     // The box: image values (raw - c) * scale inside the image, zero outside. Asynchronous
     // copies (zero-filled outside the image) put every value of the box in flight at once, then
@@ -286,13 +317,13 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
         const float ratio = float(m.scale / m0.scale);
         __syncthreads();
 
-        // Window sums, output plane by output plane, by two groups of warps in a pipeline (one
-        // barrier per plane). Warps 0-3, the horizontal tasks: patch row r and run of kRowsRunX
+        // Window sums, output plane by output plane, by two groups of warps in a pipeline.
+        // Warps 0-3, the horizontal tasks: patch row r and run of kRowsRunX
         // output columns; each keeps in registers, for the kRowsRunX + T2 - 1 box columns its
         // windows cover, the sums over the window's planes of x and x^2 (running: the plane that
         // enters added, the one that leaves subtracted), and stores the sums over T2 columns
         // (the first directly, the next running) to h[plane & 1]. Warps 4-7, the vertical
-        // tasks, one plane behind: output column and run of kRowsRunY rows, the sums over T1
+        // tasks, a plane or two behind: output column and run of kRowsRunY rows, the sums over T1
         // rows of h, then the factor ratio / sqrt(D) (0 when guarded, -1 to recompute), which
         // waits in the output until the numerators are done.
         constexpr int kCols = kRowsRunX + T2 - 1;   // box columns of a horizontal task
@@ -324,12 +355,18 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
                     z2[j] = fma(v, v, z2[j]);
                 }
         }
-        for (int step = 0; step <= nz; ++step) {
-            if (horizontal) {
-                if (htask && step < nz) {
-                    if (step > 0) {
-                        const float* come = col0 + (step + T0 - 1) * kRowsBoxY * kRowsPitch;
-                        const float* gone = col0 + (step - 1) * kRowsBoxY * kRowsPitch;
+        // h[p & 1] is filled at plane p and read at plane p; its next filling, at plane p + 2,
+        // waits until the vertical tasks have read it: mbarriers, producer and consumer (full[b]
+        // counts the horizontal group's arrivals, empty[b] the vertical group's), so that
+        // neither group waits for the other's slowest plane. Plane p completes phase p / 2 of
+        // full[p & 1]; empty[p & 1]'s phase (p - 2) / 2 releases plane p's buffer.
+        if (horizontal) {
+            for (int p = 0; p < nz; ++p) {
+                if (p >= 2) rows_detail::mbar_wait(&empty[p & 1], unsigned((p - 2) >> 1) & 1u);
+                if (htask) {
+                    if (p > 0) {
+                        const float* come = col0 + (p + T0 - 1) * kRowsBoxY * kRowsPitch;
+                        const float* gone = col0 + (p - 1) * kRowsBoxY * kRowsPitch;
 #pragma unroll
                         for (int j = 0; j < kCols; ++j) {
                             const double e = come[j], l = gone[j];
@@ -337,7 +374,7 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
                             z2[j] += fma(e, e, -(l * l));
                         }
                     }
-                    double* o1 = h + (step & 1) * 2 * kH + hr * kRowsX + hrun * kRowsRunX;
+                    double* o1 = h + (p & 1) * 2 * kH + hr * kRowsX + hrun * kRowsRunX;
                     double* o2 = o1 + kH;
                     double s1 = z1[0], s2 = z2[0];
 #pragma unroll
@@ -352,33 +389,38 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
                         o2[x] = s2;
                     }
                 }
-            } else if (vtask && step > 0) {
-                const int z = step - 1;
-                const double* a1 = h + (z & 1) * 2 * kH + vrow * kRowsX + vcol;
-                const double* a2 = a1 + kH;
-                double s1 = a1[0], s2 = a2[0];
-#pragma unroll
-                for (int i = 1; i < kRowsMaxT; ++i)
-                    if (i < T1) s1 += a1[i * kRowsX], s2 += a2[i * kRowsX];
-                float* o = out + (int64_t(q0 + z) * g.O[1] + y0 + vrow) * g.O[2] + x0 + vcol;
-#pragma unroll
-                for (int i = 0; i < kRowsRunY; ++i) {
-                    if (i > 0) {
-                        s1 = (s1 + a1[(i + T1 - 1) * kRowsX]) - a1[(i - 1) * kRowsX];
-                        s2 = (s2 + a2[(i + T1 - 1) * kRowsX]) - a2[(i - 1) * kRowsX];
-                    }
-                    const double p1 = n * s2;
-                    const double dn = fma(-s1, s1, p1);
-                    const double limit = fma(lim1, p1, lim0);
-                    const float d = dn > limit ? float(dn * inv_n) : 0.f;
-                    const bool redo = (dn > limit) & (dn < redo_below) | (dn <= limit) & (s2 > 0) & (s2 < small);
-                    if (vreal >> i & 1u) o[i * g.O[2]] = redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
-                }
+                rows_detail::mbar_arrive(&full[p & 1]);
             }
-            // h[p & 1] is written at step p and read at step p + 1; its next writer, step p + 2,
-            // comes after the barrier that ends step p + 1.
-            __syncthreads();
+        } else {
+            for (int p = 0; p < nz; ++p) {
+                rows_detail::mbar_wait(&full[p & 1], unsigned(p >> 1) & 1u);
+                if (vtask) {
+                    const double* a1 = h + (p & 1) * 2 * kH + vrow * kRowsX + vcol;
+                    const double* a2 = a1 + kH;
+                    double s1 = a1[0], s2 = a2[0];
+#pragma unroll
+                    for (int i = 1; i < kRowsMaxT; ++i)
+                        if (i < T1) s1 += a1[i * kRowsX], s2 += a2[i * kRowsX];
+                    float* o = out + (int64_t(q0 + p) * g.O[1] + y0 + vrow) * g.O[2] + x0 + vcol;
+#pragma unroll
+                    for (int i = 0; i < kRowsRunY; ++i) {
+                        if (i > 0) {
+                            s1 = (s1 + a1[(i + T1 - 1) * kRowsX]) - a1[(i - 1) * kRowsX];
+                            s2 = (s2 + a2[(i + T1 - 1) * kRowsX]) - a2[(i - 1) * kRowsX];
+                        }
+                        const double p1 = n * s2;
+                        const double dn = fma(-s1, s1, p1);
+                        const double limit = fma(lim1, p1, lim0);
+                        const float d = dn > limit ? float(dn * inv_n) : 0.f;
+                        const bool redo = (dn > limit) & (dn < redo_below) | (dn <= limit) & (s2 > 0) & (s2 < small);
+                        if (vreal >> i & 1u)
+                            o[i * g.O[2]] = redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
+                    }
+                }
+                if (p + 2 < nz) rows_detail::mbar_arrive(&empty[p & 1]);
+            }
         }
+        __syncthreads();
         if (!inside) {   // the transforms take the image centred by modes[0]: from the raw values
             if (m.scale != 1) copy_box();   // (the box holds them unless scaled)
             centre(m0.c, m0.scale);
