@@ -168,17 +168,17 @@ public:
         return grid.y <= 65535 && grid.z <= 65535;
     }
 
-    // Per block (8 x 16 x 25 outputs, at three blocks per multiprocessor), measured on the H200
-    // at 256^3 (6171 blocks): ~0.125 us of the GPU's time for LCC (0.82 ms a frame at 8^3, 0.65
-    // at 5^3: the sums over the template's planes scale with T0), ~0.085 us for convolution; the
-    // statistics pass ~7 ps per image element; ~15 us of small kernels and graph overhead.
-    // Host-resident frames add their transfers, overlapped.
+    // Per block (8 x 16 x 25 outputs, at three blocks per multiprocessor), measured on the H100
+    // at 256^3 (6171 blocks): ~0.11 us of the GPU's time for LCC (0.736 ms a frame at 8^3, 0.556
+    // at 5^3: the sums over the template's planes scale with T0), ~0.068 us for convolution
+    // (0.427 ms); the statistics pass ~2.5 ps per image element; ~15 us of small kernels and
+    // graph overhead. Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const dim3 grid = rows_grid(p);
         const double blocks = double(grid.x) * grid.y * grid.z, depth = 0.5 + 0.5 * double(p.templ[0]) / kRowsMaxT;
         const bool lcorr = p.op == Op::lcorr;
-        double t = (lcorr ? 0.125e-6 : 0.085e-6) * blocks * depth + (lcorr ? 7e-12 * double(p.image_elems()) : 0.0) + 15e-6;
+        double t = (lcorr ? 0.11e-6 : 0.068e-6) * blocks * depth + (lcorr ? 2.5e-12 * double(p.image_elems()) : 0.0) + 15e-6;
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
         if (!p.device_resident) t = std::max(t, bytes / 25e9);
         return t;
