@@ -197,14 +197,18 @@ public:
         return shared_bytes(k_, p) <= shared_limit(p.device);
     }
 
-    // An H100-class device: ~20 TFMA/s sustained by the kernel, ~2.5 TB/s effective bandwidth,
-    // ~5 us per launch; host-resident frames add their transfers at ~25 GB/s each way, overlapped
-    // with compute.
+    // An H100-class device: ~20 TFMA/s sustained by the 2D kernels, ~2.5 TB/s effective
+    // bandwidth, ~5 us per launch; host-resident frames add their transfers at ~25 GB/s each way,
+    // overlapped with compute. The 3D kernels, measured at 256^3 (stop 20): ~5 TFMA/s and ~30 ps
+    // per LCC output for the window sums (5^3: convolution 0.42 ms, LCC 1.14 ms; LCC 8^3 2.18 ms);
+    // at 20 TFMA/s ESTIMATE picked direct3.k8 for 256^3 / 8^3 at 3x the Fourier solvers' time.
     double estimate_seconds(const Problem& p) const override
     {
         const double macs = double(p.out_elems()) * double(p.templ_elems());
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
-        double t = macs / (k_.t[1] ? 20e12 : 14e12) + bytes / 2.5e12 + 5e-6;
+        const double compute = p.dim == 3 ? macs / 5e12 + (p.op == Op::lcorr ? 30e-12 * double(p.out_elems()) : 0.0)
+                                          : macs / (k_.t[1] ? 20e12 : 14e12);
+        double t = compute + bytes / 2.5e12 + 5e-6;
         if (!p.device_resident) t = std::max(t, bytes / 25e9);
         return t;
     }
