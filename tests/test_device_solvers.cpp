@@ -2,6 +2,8 @@
 // both operations, the data classes of DESIGN.md), GPU against CPU, exact zeros, streams,
 // device pointers, a caller's stream, and recovery from running out of device memory.
 // Without a usable GPU every test case says so and is skipped.
+#include "device/kernels/fft32.h"
+#include "device/kernels/slab_layout.h"
 #include "helpers.h"
 
 #include <catch2/catch.hpp>
@@ -296,47 +298,117 @@ TEST_CASE("3D planes LCC: every template row and column extent through its final
         }
 }
 
-TEST_CASE("3D rows LCC and convolution: every template extent to 8, blocks in both modes", "[device][numerics]")
+TEST_CASE("3D rows and slabs LCC and convolution: every template extent to 8, blocks in both modes",
+          "[device][numerics]")
 {
     // device.fourier3.rows: blocks of 8 x 16 x 25 outputs, each with its own box, row transforms
-    // and window sums. Images here span several blocks along every axis, with blocks whose
-    // windows all lie inside the image (centred) and blocks at the padding (uncentred), every
-    // extent 1..8 on every axis, and the three regions.
+    // and window sums; device.fourier3.slabs: tiles of 25 x 25 outputs marching along chunks of
+    // planes, window-sum blocks of 32 x 8 outputs and 32 planes. Images here span several
+    // blocks along every axis, with blocks whose windows all lie inside the image (centred) and
+    // blocks at the padding (uncentred), every extent 1..8 on every axis, and the three regions;
+    // the rows of 50 and 80 values are 16-byte aligned, those of 77 (slabs' 4-byte copies) not.
     if (skip_without_gpu()) return;
     using ref::Data;
+    for (const char* name : {"device.fourier3.rows", "device.fourier3.slabs"})
     for (int k = 1; k <= 8; ++k)
         for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID}) {
-            const ref::Shape s{3, {30, 50, 80}, {k, 9 - k, (k + 2) % 8 + 1}, reg};
+            const ref::Shape s{3, {40, 50, k % 2 ? 80 : 77}, {k, 9 - k, (k + 2) % 8 + 1}, reg};
             for (Data d : {Data::uniform, Data::offset, Data::panels}) {
                 std::mt19937 rng(unsigned(k * 11 + int(reg)));
                 const auto img = ref::make_data(d, s, true, rng);
                 const auto t = ref::make_data(d, s, false, rng);
                 const auto want = ref::lcorr(s, img.data(), t.data());
                 const auto flat = ref::zero_variance(s, img.data());
-                const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts("device.fourier3.rows"));
-                INFO(th::describe(s) << " data " << ref::data_name(d));
+                const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts(name));
+                INFO(name << " " << th::describe(s) << " data " << ref::data_name(d));
                 REQUIRE(r.result == FLCC_SUCCESS);
                 check_lcc(s, want, flat, r.out.data());
             }
             std::mt19937 rng{unsigned(k)};
             const auto img = ref::make_data(Data::uniform, s, true, rng);
             const auto t = ref::make_data(Data::uniform, s, false, rng);
-            const th::Run r = th::run(FLCC_CONV, s, img, t, device_opts("device.fourier3.rows"));
-            INFO("conv " << th::describe(s));
+            const th::Run r = th::run(FLCC_CONV, s, img, t, device_opts(name));
+            INFO(name << " conv " << th::describe(s));
             REQUIRE(r.result == FLCC_SUCCESS);
             CHECK(th::error(FLCC_CONV, th::reference(FLCC_CONV, s, img.data(), t.data()), r.out.data()) <= 1e-5);
         }
+}
+
+TEST_CASE("slab tile transforms: 2D overlap-save correlation of a 32 x 32 tile, on the CPU", "[numerics]")
+{
+    // device.fourier3.slabs' per-tile arithmetic without the kernel's threads: row transforms,
+    // column halves (the packed column split and joined again), the template spectrum's
+    // products, the inverse halves and rows, against a direct correlation in double. Runs
+    // everywhere (no GPU): the transforms are host and device code.
+    using namespace flcc::device;
+    using namespace flcc::device::fft32;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (const auto& T : {std::pair<int, int>{1, 1}, {3, 5}, {8, 8}, {8, 1}, {2, 7}}) {
+        const int T1 = T.first, T2 = T.second;
+        std::vector<float> x(32 * 32), taps(size_t(T1) * T2), spec(size_t(kSlabMaxT) * kSlabSlots * 4);
+        for (float& v : x) v = u(rng);
+        for (float& v : taps) v = u(rng);
+        slab_template_spectra(taps.data(), 1, T1, T2, spec.data());
+        float2 rows[32][16], slots[kSlabCols][32], halves[kSlabCols][32];
+        for (int y = 0; y < 32; ++y) {
+            float2 v[16];
+            for (int m = 0; m < 16; ++m) v[m] = {x[y * 32 + 2 * m], x[y * 32 + 2 * m + 1]};
+            forward_row(v);
+            for (int c = 0; c < 16; ++c) rows[y][c] = v[c];
+        }
+        for (int c = 0; c < kSlabCols; ++c)
+            for (int h = 0; h < 2; ++h) {
+                float2 o[16];
+                column_forward_half([&](int y) { return rows[y][c]; }, h, o);
+                if (c == 0) pack_column<true>(o, h);
+                for (int m = 0; m < 16; ++m) slots[c][2 * m + h] = o[m];
+            }
+        for (int c = 0; c < kSlabCols; ++c)
+            for (int k = 0; k < 32; ++k) {
+                const float* t = spec.data() + size_t(c * 32 + k) * 4;
+                const float2 F = slots[c][k];
+                slots[c][k] = {F.x * t[0] + F.y * t[1], F.y * t[2] + F.x * t[3]};
+            }
+        for (int c = 0; c < kSlabCols; ++c)
+            for (int h = 0; h < 2; ++h) {
+                float2 w[16];
+                for (int m = 0; m < 16; ++m) w[m] = slots[c][2 * m + h];
+                if (c == 0) pack_column<false>(w, h);
+                column_inverse_half(w, h);
+                for (int y = 0; y < 16; ++y) halves[c][16 * h + y] = w[y];
+            }
+        double worst = 0;
+        for (int y = 0; y < kSlabOut; ++y) {
+            float2 v[16];
+            for (int c = 0; c < kSlabCols; ++c) {
+                const float2 e = halves[c][y & 15], o = halves[c][16 + (y & 15)];
+                v[c] = y < 16 ? add(e, o) : sub(e, o);
+            }
+            inverse_row(v);
+            for (int xo = 0; xo < kSlabOut; ++xo) {
+                double want = 0;
+                for (int dy = 0; dy < T1; ++dy)
+                    for (int dx = 0; dx < T2; ++dx) want += double(x[(y + dy) * 32 + xo + dx]) * taps[dy * T2 + dx];
+                const float got = xo & 1 ? v[xo / 2].y : v[xo / 2].x;
+                worst = std::max(worst, std::fabs(double(got) - want));
+            }
+        }
+        INFO("template " << T1 << " x " << T2);
+        CHECK(worst <= 1e-5 * std::sqrt(double(T1 * T2)));
+    }
 }
 
 TEST_CASE("3D Fourier solvers forced by name on a small frame of several blocks", "[device][sanitize]")
 {
     // Small enough for compute-sanitizer (scripts/gpu-check.sh runs the [sanitize] cases under
     // memcheck, racecheck, initcheck and synccheck): the fused rows kernel (blocks of 8 x 16 x 25
-    // outputs, here 2 x 2 x 2 of them with both block modes) and the planes kernels.
+    // outputs, here 2 x 2 x 2 of them with both block modes), the slabs kernels (2 x 2 tiles,
+    // window-sum blocks in both modes) and the planes kernels.
     if (skip_without_gpu()) return;
     std::mt19937 rng(5);
     const ref::Shape s{3, {12, 24, 40}, {4, 3, 5}, FLCC_FULL};
-    for (const char* name : {"device.fourier3.rows", "device.fourier3.planes"})
+    for (const char* name : {"device.fourier3.rows", "device.fourier3.slabs", "device.fourier3.planes"})
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
             const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
             const auto t = ref::make_data(ref::Data::uniform, s, false, rng);

@@ -64,7 +64,7 @@ public:
         const size_t box = size_t(s.box()) * sizeof(float), half = size_t(s.H) * sizeof(cufftComplex);
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = taps_.allocate(taps)) != FLCC_SUCCESS ||
             (r = tap_sum_.allocate(sizeof(double))) != FLCC_SUCCESS || (r = prefix_.allocate(prefix)) != FLCC_SUCCESS ||
-            (r = staged_.allocate(taps + sizeof(double) + prefix)) != FLCC_SUCCESS ||
+            (r = staged_.allocate(recompute_taps_bytes(T0, T1, T2, tap_row_))) != FLCC_SUCCESS ||
             (r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
             (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
             (r = in_.allocate(box * size_t(s.planes()))) != FLCC_SUCCESS ||
@@ -147,24 +147,18 @@ public:
         const flcc_result qr = quiesce();   // the staging buffer and spectra may be in use
         if (qr != FLCC_SUCCESS) return qr;
         const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
-        // Staged in page-locked memory: the taps in rows of tap_row, their sum, and the prefix
-        // sums Q[a][b][c] of the taps over planes < a, rows < b, columns < c (double).
+        // Staged in page-locked memory (stage_recompute_taps): the taps in rows of tap_row, their
+        // sum, their prefix sums; three uploads.
+        stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged_.as<char>());
         const size_t taps = taps_.bytes();
-        float* rows = staged_.as<float>();
-        std::fill(rows, rows + taps / sizeof(float), 0.f);
-        for (int64_t r = 0; r < int64_t(T0) * T1; ++r)
-            std::copy(prepared.begin() + r * T2, prepared.begin() + (r + 1) * T2, rows + r * tap_row_);
-        double sum = 0;
-        for (float v : prepared) sum += v;
-        std::memcpy(staged_.as<char>() + taps, &sum, sizeof sum);
-        const std::vector<double> q = tap_prefix_sums(prepared.data(), T0, T1, T2);
-        std::memcpy(staged_.as<char>() + taps + sizeof sum, q.data(), q.size() * sizeof(double));
+        const float* rows = staged_.as<float>();
+        const size_t prefix = prefix_.bytes();
         const cudaStream_t s = work_stream();
         FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), rows, taps, cudaMemcpyHostToDevice, s));
-        FLCC_CUDA_TRY(cudaMemcpyAsync(tap_sum_.as<double>(), staged_.as<char>() + taps, sizeof sum,
+        FLCC_CUDA_TRY(cudaMemcpyAsync(tap_sum_.as<double>(), staged_.as<char>() + taps, sizeof(double),
                                       cudaMemcpyHostToDevice, s));
-        FLCC_CUDA_TRY(cudaMemcpyAsync(prefix_.as<double>(), staged_.as<char>() + taps + sizeof sum,
-                                      q.size() * sizeof(double), cudaMemcpyHostToDevice, s));
+        FLCC_CUDA_TRY(cudaMemcpyAsync(prefix_.as<double>(), staged_.as<char>() + taps + sizeof(double), prefix,
+                                      cudaMemcpyHostToDevice, s));
         // The template planes' spectra, on the device.
         template_planes<<<unsigned(T0 * shape_.F1), 256, 0, s>>>(params_, tbox_.as<float>());
         FLCC_CUDA_TRY(cudaGetLastError());
@@ -187,13 +181,7 @@ private:
     {
         const PlanesParams& q = params_;
         const PlanesShape& sh = shape_;
-        if (q.lcorr) {
-            const int64_t count = p_.image_elems();
-            const unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 2048));
-            stats_reset<<<1, 1, 0, s>>>(q);
-            image_stats<<<blocks, 256, 0, s>>>(q, count);
-            plane_modes<<<1, 1, 0, s>>>(q);
-        }
+        if (q.lcorr) enqueue_statistics(q, p_.image_elems(), s);
         constexpr int rpb = 8;
         gather_planes<rpb><<<unsigned((int64_t(sh.planes()) * sh.F1 + rpb - 1) / rpb), 256, 0, s>>>(q);
         FLCC_CUFFT_TRY(cufftSetStream(r2c_.h, s));

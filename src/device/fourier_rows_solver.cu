@@ -39,8 +39,7 @@ public:
         const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
         tap_row_ = (T2 + 3) / 4 * 4;
         taps_bytes_ = size_t(T0) * T1 * tap_row_ * sizeof(float);   // a multiple of 16
-        const size_t prefix = size_t(T0 + 1) * (T1 + 1) * (T2 + 1) * sizeof(double);
-        const size_t all = kRowsTapBytes + taps_bytes_ + sizeof(double) + prefix;
+        const size_t all = kRowsTapBytes + recompute_taps_bytes(T0, T1, T2, tap_row_);
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
             (r = staged_.allocate(all)) != FLCC_SUCCESS ||
             (r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
@@ -97,15 +96,7 @@ public:
         // share); one upload.
         char* staged = staged_.as<char>();
         rows_template_spectra(prepared.data(), T0, T1, T2, reinterpret_cast<float*>(staged));
-        float* rows = reinterpret_cast<float*>(staged + kRowsTapBytes);
-        std::fill(rows, rows + taps_bytes_ / sizeof(float), 0.f);
-        for (int64_t r = 0; r < int64_t(T0) * T1; ++r)
-            std::copy(prepared.begin() + r * T2, prepared.begin() + (r + 1) * T2, rows + r * tap_row_);
-        double sum = 0;
-        for (float v : prepared) sum += v;
-        std::memcpy(staged + kRowsTapBytes + taps_bytes_, &sum, sizeof sum);
-        const std::vector<double> q = tap_prefix_sums(prepared.data(), T0, T1, T2);
-        std::memcpy(staged + kRowsTapBytes + taps_bytes_ + sizeof sum, q.data(), q.size() * sizeof(double));
+        stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged + kRowsTapBytes);
         FLCC_CUDA_TRY(cudaMemcpyAsync(tmpl_.as<char>(), staged, tmpl_.bytes(), cudaMemcpyHostToDevice, work_stream()));
         return FLCC_SUCCESS;
     }
@@ -122,13 +113,7 @@ private:
     flcc_result enqueue_frame(cudaStream_t s)
     {
         const PlanesParams& q = params_;
-        if (q.lcorr) {
-            const int64_t count = p_.image_elems();
-            const unsigned blocks = unsigned(std::min<int64_t>((count + 255) / 256, 2048));
-            stats_reset<<<1, 1, 0, s>>>(q);
-            image_stats<<<blocks, 256, 0, s>>>(q, count);
-            plane_modes<<<1, 1, 0, s>>>(q);
-        }
+        if (q.lcorr) enqueue_statistics(q, p_.image_elems(), s);
         frame_<<<rows_grid(p_), kRowsThreads, kRowsSharedBytes, s>>>(q, tmpl_.as<float4>());
         if (q.lcorr) recompute_listed<<<256, 128, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());

@@ -8,6 +8,7 @@ void register_direct_solvers(SolverList& list);
 void register_fourier_solvers(SolverList& list);
 void register_fourier_planes_solver(SolverList& list);
 void register_fourier_rows_solver(SolverList& list);
+void register_fourier_slabs_solver(SolverList& list);
 }
 
 void register_device_solvers(SolverList& list)
@@ -16,6 +17,7 @@ void register_device_solvers(SolverList& list)
     device::register_fourier_solvers(list);
     device::register_fourier_planes_solver(list);
     device::register_fourier_rows_solver(list);
+    device::register_fourier_slabs_solver(list);
 }
 
 }  // namespace flcc

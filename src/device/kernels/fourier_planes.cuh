@@ -25,6 +25,8 @@
 
 #include <cufft.h>
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace flcc::device {
@@ -91,6 +93,16 @@ static __global__ void plane_modes(PlanesParams g)
     plain.m2 = (m * plain.scale) * (m * plain.scale);
     g.modes[0] = centred;
     g.modes[1] = plain;
+}
+
+// LCC: the image statistics and the two modes, the first kernels of an LCC frame of planes,
+// rows and slabs (which launch them from their own translation units).
+static inline void enqueue_statistics(const PlanesParams& g, int64_t image_elems, cudaStream_t s)
+{
+    const unsigned blocks = unsigned(std::min<int64_t>((image_elems + 255) / 256, 2048));
+    stats_reset<<<1, 1, 0, s>>>(g);
+    image_stats<<<blocks, 256, 0, s>>>(g, image_elems);
+    plane_modes<<<1, 1, 0, s>>>(g);
 }
 
 // The transforms' input: every image plane some window reads, in a box of F1 x F2 with the
@@ -259,6 +271,26 @@ inline std::vector<double> tap_prefix_sums(const float* taps, int T0, int T1, in
                               at(a, b - 1, c) + at(a, b, c - 1) - at(a - 1, b - 1, c) - at(a - 1, b, c - 1) -
                               at(a, b - 1, c - 1) + at(a - 1, b - 1, c - 1);
     return q;
+}
+
+// Host side: what recompute_listed and taps_in_padding read, in one buffer: the taps in rows
+// of tap_row floats (T0 x T1 rows, zero beyond T2), their sum, and their prefix sums
+// (tap_prefix_sums). recompute_taps_bytes: its size; stage_recompute_taps fills it.
+inline size_t recompute_taps_bytes(int T0, int T1, int T2, int tap_row)
+{
+    return size_t(T0) * T1 * tap_row * sizeof(float) + sizeof(double) + size_t(T0 + 1) * (T1 + 1) * (T2 + 1) * sizeof(double);
+}
+inline void stage_recompute_taps(const float* taps, int T0, int T1, int T2, int tap_row, char* dst)
+{
+    float* rows = reinterpret_cast<float*>(dst);
+    const size_t row_bytes = size_t(T0) * T1 * tap_row * sizeof(float);
+    std::fill(rows, rows + row_bytes / sizeof(float), 0.f);
+    for (int64_t r = 0; r < int64_t(T0) * T1; ++r) std::copy(taps + r * T2, taps + (r + 1) * T2, rows + r * tap_row);
+    double sum = 0;
+    for (int64_t i = 0; i < int64_t(T0) * T1 * T2; ++i) sum += taps[i];
+    std::memcpy(dst + row_bytes, &sum, sizeof sum);
+    const std::vector<double> q = tap_prefix_sums(taps, T0, T1, T2);
+    std::memcpy(dst + row_bytes + sizeof sum, q.data(), q.size() * sizeof(double));
 }
 
 // Sum of the taps over the part of output o's window in the padding (prefix sums, double): the

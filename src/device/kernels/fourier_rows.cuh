@@ -25,6 +25,7 @@
 // zero) elsewhere, the same guard, modes, recompute rule and list.
 #pragma once
 
+#include "device/kernels/fft32.h"
 #include "device/kernels/fourier_planes.cuh"
 
 #include <cuda_pipeline.h>
@@ -76,16 +77,6 @@ inline double rows_guard_factor(int T0, int T1, int T2)
 
 namespace rows_detail {
 
-// cos(pi k / 16), k = 0..16, and sin(pi k / 16): the twiddles of 16- and 32-point transforms.
-__host__ __device__ constexpr float cos_pi16(int k)
-{
-    constexpr float c[9] = {1.0f, 0.98078528040323044913f, 0.92387953251128675613f, 0.83146961230254523708f,
-                            0.70710678118654752440f, 0.55557023301960222474f, 0.38268343236508977173f,
-                            0.19509032201612826785f, 0.0f};
-    return k <= 8 ? c[k] : -c[16 - k];
-}
-__host__ __device__ constexpr float sin_pi16(int k) { return cos_pi16(k <= 8 ? 8 - k : k - 8); }
-
 // Shared-memory mbarriers for the window sums' producer and consumer warps: arrive (release,
 // does not wait) and wait for the completion of the phase with the given parity (acquire).
 __device__ __forceinline__ void mbar_init(uint64_t* bar, int count)
@@ -108,83 +99,6 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity)
         "@!done bra wait;\n\t}" ::"r"(unsigned(__cvta_generic_to_shared(bar))),
         "r"(parity)
         : "memory");
-}
-
-__host__ __device__ __forceinline__ float2 add(float2 a, float2 b) { return {a.x + b.x, a.y + b.y}; }
-__host__ __device__ __forceinline__ float2 sub(float2 a, float2 b) { return {a.x - b.x, a.y - b.y}; }
-
-// b times exp(Sign i pi m / 8), m = 0..7, with the trivial factors taken as what they are.
-template <int Sign>
-__host__ __device__ __forceinline__ float2 twiddle16(float2 b, int m)
-{
-    if (m == 0) return b;
-    if (m == 4) return Sign < 0 ? float2{b.y, -b.x} : float2{-b.y, b.x};
-    const float c = cos_pi16(2 * m), s = Sign * sin_pi16(2 * m);
-    return {b.x * c - b.y * s, b.x * s + b.y * c};
-}
-
-// 16-point complex transform in registers, unnormalised, exponent sign Sign (radix 2,
-// decimation in time; fully unrolled, every twiddle a constant).
-template <int Sign>
-__host__ __device__ __forceinline__ void fft16(float2 (&v)[16])
-{
-    constexpr int rev[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
-    float2 t[16];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) t[i] = v[rev[i]];
-#pragma unroll
-    for (int stage = 0; stage < 4; ++stage) {
-        const int half = 1 << stage;   // butterflies of span 2 half
-#pragma unroll
-        for (int b = 0; b < 8; ++b) {
-            const int j = b & (half - 1), i = (b - j) * 2 + j;
-            const float2 x = t[i], y = twiddle16<Sign>(t[i + half], j * (8 >> stage));
-            t[i] = add(x, y);
-            t[i + half] = sub(x, y);
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < 16; ++i) v[i] = t[i];
-}
-
-// Twice the 32-point real DFT of x (even values in .x, odd in .y of v): bins 1..15 in v[1..15],
-// bin 0 in v[0].x and bin 16 in v[0].y (both real).
-__host__ __device__ __forceinline__ void forward_row(float2 (&v)[16])
-{
-    fft16<-1>(v);
-    float2 X[16];
-    X[0] = {2.f * (v[0].x + v[0].y), 2.f * (v[0].x - v[0].y)};
-#pragma unroll
-    for (int k = 1; k < 16; ++k) {
-        const float2 a = v[k], b = {v[16 - k].x, -v[16 - k].y};
-        const float2 e = add(a, b), d = sub(a, b);
-        // X = e + W^k (-i d), W = exp(-2 pi i / 32)
-        const float2 o = {d.y, -d.x};
-        const float c = cos_pi16(k), s = sin_pi16(k);
-        X[k] = {e.x + o.x * c + o.y * s, e.y + o.y * c - o.x * s};
-    }
-#pragma unroll
-    for (int k = 0; k < 16; ++k) v[k] = X[k];
-}
-
-// The inverse of forward_row for 32 times the spectrum of a real row (packed the same way): the
-// row's even values in .x and odd values in .y of v.
-__host__ __device__ __forceinline__ void inverse_row(float2 (&v)[16])
-{
-    float2 Z[16];
-    Z[0] = {v[0].x + v[0].y, v[0].x - v[0].y};
-#pragma unroll
-    for (int k = 1; k < 16; ++k) {
-        const float2 a = v[k], b = {v[16 - k].x, -v[16 - k].y};
-        const float2 e = add(a, b), d = sub(a, b);
-        // Z = e + i W^-k d
-        const float c = cos_pi16(k), s = sin_pi16(k);
-        const float2 p = {d.x * c - d.y * s, d.y * c + d.x * s};
-        Z[k] = {e.x - p.y, e.y + p.x};
-    }
-    fft16<1>(Z);
-#pragma unroll
-    for (int k = 0; k < 16; ++k) v[k] = Z[k];
 }
 
 }  // namespace rows_detail
@@ -437,7 +351,7 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
         const float2* src = spec + row * (kRowsPitch / 2);
 #pragma unroll
         for (int m = 0; m < 16; ++m) v[m] = src[m];
-        rows_detail::forward_row(v);
+        fft32::forward_row(v);
         float2* dst = spec + row * (kRowsPitch / 2);
 #pragma unroll
         for (int k = 0; k < 16; ++k) dst[k] = v[k];
@@ -482,7 +396,7 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
             float2 v[16];
 #pragma unroll
             for (int k = 0; k < 16; ++k) v[k] = ospec[k * kRowsSpecBin + z * kRowsSpecPlane + y];
-            rows_detail::inverse_row(v);
+            fft32::inverse_row(v);
             float* o = num + (z * kRowsY + y) * kRowsX;
 #pragma unroll
             for (int m = 0; m < 16; ++m) {

@@ -1,0 +1,223 @@
+// device.fourier3.slabs: 3D convolution and LCC for templates up to 8 x 8 x 8 by one kernel
+// per frame that marches along the planes (kernels/fourier_slabs.cuh): 2D transforms of 32 x 32
+// image tiles, the sum over the template's planes per frequency bin, 2D inverse transforms,
+// no frame-sized intermediate. LCC frames run the image statistics and modes of
+// device.fourier3.planes first, then the window sums (slab_factors, factors parked in the
+// output), and its recompute list after; the template planes' spectra are made on the host
+// when the template changes. Per frame the kernels replay as one CUDA graph.
+#include "device/cufft_util.h"
+#include "device/executor.h"
+#include "device/kernels/fourier_slabs.cuh"
+#include "plan/registry.h"
+#include "plan/template.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+namespace flcc::device {
+
+namespace {
+
+constexpr size_t kSlabTapBytes = size_t(kSlabMaxT) * kSlabSlots * sizeof(float4);
+
+// Tiles along x and y, and the chunk of output planes per block: as many chunks as one block
+// per multiprocessor leaves room for (at least 16 planes each), so that the grid is about one
+// wave and each block marches as far as it can.
+struct SlabGrid {
+    int tiles_x, tiles_y, chunk, chunks;
+};
+
+SlabGrid slab_grid(const Problem& p, int sms)
+{
+    SlabGrid s;
+    s.tiles_x = int((p.out[2] + kSlabOut - 1) / kSlabOut);
+    s.tiles_y = int((p.out[1] + kSlabOut - 1) / kSlabOut);
+    const int64_t tiles = int64_t(s.tiles_x) * s.tiles_y, planes = p.out[0];
+    const int64_t most = std::max<int64_t>(1, (planes + kSlabPlanes - 1) / kSlabPlanes);
+    const int64_t chunks = std::min<int64_t>(most, std::max<int64_t>(1, sms / tiles));
+    s.chunk = int((planes + chunks - 1) / chunks);
+    s.chunks = int((planes + s.chunk - 1) / s.chunk);
+    return s;
+}
+
+dim3 window_grid(const Problem& p)
+{
+    return dim3(unsigned((p.out[2] + kWinX - 1) / kWinX), unsigned((p.out[1] + kWinY - 1) / kWinY),
+                unsigned((p.out[0] + kWinChunk - 1) / kWinChunk));
+}
+
+// The current device's multiprocessors (the executor's DeviceGuard has made it current).
+int multiprocessors()
+{
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1)
+        sms = 1;
+    return sms;
+}
+
+class SlabsExecutor final : public DeviceExecutor {
+public:
+    explicit SlabsExecutor(const Problem& p) : DeviceExecutor(p) {}
+
+    flcc_result create()
+    {
+        flcc_result r = init();
+        if (r != FLCC_SUCCESS) return r;
+        DeviceGuard guard(p_.device);
+        const bool lcorr = p_.op == Op::lcorr;
+        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
+        tap_row_ = (T2 + 3) / 4 * 4;
+        const size_t all = kSlabTapBytes + recompute_taps_bytes(T0, T1, T2, tap_row_);
+        if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
+            (r = staged_.allocate(all)) != FLCC_SUCCESS)
+            return r;
+        if (lcorr && ((r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
+                      (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
+                      (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
+            return r;
+        if ((r = raise_shared_limit(slab_frame, kSlabSharedBytes)) != FLCC_SUCCESS) return r;
+        grid_ = slab_grid(p_, multiprocessors());
+
+        SlabParams& sp = params_;
+        PlanesParams& q = sp.g;
+        q.frame = slot_.as<FrameSlot>();
+        for (int a = 0; a < 3; ++a) {
+            q.S[a] = int(p_.image[a]);
+            q.O[a] = int(p_.out[a]);
+            q.P[a] = int(p_.pad[a]);
+            q.T[a] = int(p_.templ[a]);
+        }
+        q.lcorr = lcorr;
+        q.check_finite = p_.check_finite;
+        q.n = double(p_.templ_elems());
+        q.guard = slab_guard_factor(T0, T1, T2);
+        char* t = tmpl_.as<char>();
+        q.taps = reinterpret_cast<const float*>(t + kSlabTapBytes);
+        q.tap_row = tap_row_;
+        q.tap_sum = reinterpret_cast<const double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
+        q.prefix = q.tap_sum + 1;
+        if (lcorr) {
+            q.stats = stats_.as<detail::Stats>();
+            q.modes = modes_.as<TileMode>();
+            q.redo_count = redo_.as<int>();
+            q.redo = redo_.as<int>() + 1;
+        }
+        q.status = status();
+        sp.tiles_x = grid_.tiles_x;
+        sp.chunk = grid_.chunk;
+        return FLCC_SUCCESS;
+    }
+
+    flcc_result set_template(const float* templ, bool constant) override
+    {
+        const int64_t count = p_.templ_elems();
+        std::vector<float> prepared(static_cast<size_t>(count));
+        if (p_.op == Op::lcorr)
+            normalised_template(templ, count, constant, prepared.data());
+        else
+            flipped_template(templ, count, prepared.data());
+        DeviceGuard guard(p_.device);
+        const flcc_result qr = quiesce();   // the staging buffer and the spectra may be in use
+        if (qr != FLCC_SUCCESS) return qr;
+        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
+        // Staged in page-locked memory as tmpl_ holds them: the planes' spectra, then what the
+        // recomputed windows and the padding's share read; one upload.
+        char* staged = staged_.as<char>();
+        slab_template_spectra(prepared.data(), T0, T1, T2, reinterpret_cast<float*>(staged));
+        stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged + kSlabTapBytes);
+        FLCC_CUDA_TRY(cudaMemcpyAsync(tmpl_.as<char>(), staged, tmpl_.bytes(), cudaMemcpyHostToDevice, work_stream()));
+        return FLCC_SUCCESS;
+    }
+
+    int64_t memory_bytes() const override
+    {
+        int64_t b = DeviceExecutor::memory_bytes();
+        for (const DeviceBuffer* d : {&tmpl_, &redo_}) b += int64_t(d->bytes());
+        return b;
+    }
+
+private:
+    // One frame's work (the frame in the slot), on `s`.
+    flcc_result enqueue_frame(cudaStream_t s)
+    {
+        const PlanesParams& q = params_.g;
+        if (q.lcorr) {
+            enqueue_statistics(q, p_.image_elems(), s);
+            slab_factors<<<window_grid(p_), kWinThreads, 0, s>>>(q);
+        }
+        slab_frame<<<dim3(unsigned(grid_.tiles_x * grid_.tiles_y), unsigned(grid_.chunks)), kSlabThreads,
+                     kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
+        if (q.lcorr) recompute_listed<<<256, 128, 0, s>>>(q);
+        FLCC_CUDA_TRY(cudaGetLastError());
+        return FLCC_SUCCESS;
+    }
+
+    flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
+    {
+        return graph_.launch_frames(slot_.as<FrameSlot>(), image, p_.image_elems(), out, p_.out_elems(), count, s,
+                                    [this](cudaStream_t c) { return enqueue_frame(c); });
+    }
+
+    int tap_row_ = 4;
+    SlabGrid grid_{};
+    DeviceBuffer slot_, stats_, modes_;
+    DeviceBuffer tmpl_;     // the planes' spectra, the taps, their sum and prefix sums (set_template)
+    DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute
+    PinnedBuffer staged_;   // tmpl_'s uploads
+    SlabParams params_{};
+    FrameGraph graph_;
+};
+
+class SlabsSolver final : public Solver {
+public:
+    const char* name() const override { return "device.fourier3.slabs"; }
+    flcc_platform platform() const override { return FLCC_DEVICE; }
+
+    bool applicable(const Problem& p) const override
+    {
+        if (p.dim != 3) return false;
+        for (int a = 0; a < 3; ++a)
+            if (p.templ[a] > kSlabMaxT) return false;
+        // The statistics count and the recompute list index in int; the grids' extents.
+        if (p.image_elems() >= (int64_t(1) << 31) || p.out_elems() >= (int64_t(1) << 31)) return false;
+        const dim3 w = window_grid(p);
+        const int64_t tiles = (p.out[2] + kSlabOut - 1) / kSlabOut * ((p.out[1] + kSlabOut - 1) / kSlabOut);
+        return w.y <= 65535 && w.z <= 65535 && tiles < (int64_t(1) << 31);
+    }
+
+    // Measured on the H100 at 256^3 / 8^3 (121 blocks of 17 steps, one wave): ~14 us per step of
+    // 16 input planes for convolution (0.258 ms a frame), ~20 us for LCC (the factors' loads and
+    // the padding's share at the outputs), the window sums ~32 ps per output (slab_factors, 0.58
+    // ms), the statistics ~2.5 ps per image element, ~15 us of small kernels and graph
+    // overhead. Host-resident frames add their transfers, overlapped.
+    double estimate_seconds(const Problem& p) const override
+    {
+        const SlabGrid g = slab_grid(p, 132);
+        const double blocks = double(g.tiles_x) * g.tiles_y * g.chunks, waves = std::ceil(blocks / 132.0);
+        const double steps = std::ceil(double(g.chunk + kSlabMaxT - 1) / kSlabPlanes);
+        const bool lcorr = p.op == Op::lcorr;
+        double t = waves * steps * (lcorr ? 20e-6 : 14e-6) + 15e-6;
+        if (lcorr) t += 32e-12 * double(p.out_elems()) + 2.5e-12 * double(p.image_elems());
+        const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
+        if (!p.device_resident) t = std::max(t, bytes / 25e9);
+        return t;
+    }
+
+    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    {
+        return make_device_executor<SlabsExecutor>(out, p);
+    }
+};
+
+}  // namespace
+
+void register_fourier_slabs_solver(SolverList& list)
+{
+    static const SlabsSolver solver;
+    list.push_back(&solver);
+}
+
+}  // namespace flcc::device
