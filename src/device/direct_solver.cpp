@@ -90,10 +90,7 @@ public:
     flcc_result set_template(const float* templ, bool constant) override
     {
         std::vector<float> prepared(size_t(p_.templ_elems()));
-        if (p_.op == Op::lcorr)
-            normalised_template(templ, p_.templ_elems(), constant, prepared.data());
-        else
-            flipped_template(templ, p_.templ_elems(), prepared.data());
+        prepare_template(p_.op == Op::lcorr, templ, p_.templ_elems(), constant, prepared.data());
         double sum = 0;
         for (float v : prepared) sum += v;
         // Rows padded to whole float4s for the kernels' vector loads, staged once the previous

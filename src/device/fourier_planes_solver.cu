@@ -102,20 +102,12 @@ public:
 
         PlanesParams& q = params_;
         q.frame = slot_.as<FrameSlot>();
-        for (int a = 0; a < 3; ++a) {
-            q.S[a] = int(p_.image[a]);
-            q.O[a] = int(p_.out[a]);
-            q.P[a] = int(p_.pad[a]);
-            q.T[a] = int(p_.templ[a]);
-        }
+        set_problem(q, p_);
         q.F1 = s.F1;
         q.F2 = s.F2;
         q.H = s.H;
         q.zlo = s.zlo;
         q.zhi = s.zhi;
-        q.lcorr = lcorr;
-        q.check_finite = p_.check_finite;
-        q.n = double(p_.templ_elems());
         q.guard = planes_guard_factor(T0, T1, T2, chunk_);
         q.stats = stats_.as<detail::Stats>();
         q.modes = modes_.as<TileMode>();
@@ -139,10 +131,7 @@ public:
     {
         const int64_t count = p_.templ_elems();
         std::vector<float> prepared(static_cast<size_t>(count));
-        if (p_.op == Op::lcorr)
-            normalised_template(templ, count, constant, prepared.data());
-        else
-            flipped_template(templ, count, prepared.data());
+        prepare_template(p_.op == Op::lcorr, templ, count, constant, prepared.data());
         DeviceGuard guard(p_.device);
         const flcc_result qr = quiesce();   // the staging buffer and spectra may be in use
         if (qr != FLCC_SUCCESS) return qr;

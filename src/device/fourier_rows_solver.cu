@@ -41,11 +41,12 @@ public:
         taps_bytes_ = size_t(T0) * T1 * tap_row_ * sizeof(float);   // a multiple of 16
         const size_t all = kRowsTapBytes + recompute_taps_bytes(T0, T1, T2, tap_row_);
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
-            (r = staged_.allocate(all)) != FLCC_SUCCESS ||
-            (r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
-            (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS)
+            (r = staged_.allocate(all)) != FLCC_SUCCESS)
             return r;
-        if (lcorr && ((r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS)) return r;
+        if (lcorr && ((r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
+                      (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
+                      (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
+            return r;
         static void (*const instances[kRowsMaxT])(PlanesParams, const float4*) = {
             rows_frame<1>, rows_frame<2>, rows_frame<3>, rows_frame<4>,
             rows_frame<5>, rows_frame<6>, rows_frame<7>, rows_frame<8>};
@@ -54,24 +55,16 @@ public:
 
         PlanesParams& q = params_;
         q.frame = slot_.as<FrameSlot>();
-        for (int a = 0; a < 3; ++a) {
-            q.S[a] = int(p_.image[a]);
-            q.O[a] = int(p_.out[a]);
-            q.P[a] = int(p_.pad[a]);
-            q.T[a] = int(p_.templ[a]);
-        }
-        q.lcorr = lcorr;
-        q.check_finite = p_.check_finite;
-        q.n = double(p_.templ_elems());
+        set_problem(q, p_);
         q.guard = rows_guard_factor(T0, T1, T2);
-        q.stats = stats_.as<detail::Stats>();
-        q.modes = modes_.as<TileMode>();
         char* t = tmpl_.as<char>();
         q.taps = reinterpret_cast<const float*>(t + kRowsTapBytes);
         q.tap_row = tap_row_;
         q.tap_sum = reinterpret_cast<const double*>(t + kRowsTapBytes + taps_bytes_);
         q.prefix = q.tap_sum + 1;
         if (lcorr) {
+            q.stats = stats_.as<detail::Stats>();
+            q.modes = modes_.as<TileMode>();
             q.redo_count = redo_.as<int>();
             q.redo = redo_.as<int>() + 1;
         }
@@ -83,10 +76,7 @@ public:
     {
         const int64_t count = p_.templ_elems();
         std::vector<float> prepared(static_cast<size_t>(count));
-        if (p_.op == Op::lcorr)
-            normalised_template(templ, count, constant, prepared.data());
-        else
-            flipped_template(templ, count, prepared.data());
+        prepare_template(p_.op == Op::lcorr, templ, count, constant, prepared.data());
         DeviceGuard guard(p_.device);
         const flcc_result qr = quiesce();   // the staging buffer and the spectra may be in use
         if (qr != FLCC_SUCCESS) return qr;

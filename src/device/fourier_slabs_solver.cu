@@ -84,15 +84,7 @@ public:
         SlabParams& sp = params_;
         PlanesParams& q = sp.g;
         q.frame = slot_.as<FrameSlot>();
-        for (int a = 0; a < 3; ++a) {
-            q.S[a] = int(p_.image[a]);
-            q.O[a] = int(p_.out[a]);
-            q.P[a] = int(p_.pad[a]);
-            q.T[a] = int(p_.templ[a]);
-        }
-        q.lcorr = lcorr;
-        q.check_finite = p_.check_finite;
-        q.n = double(p_.templ_elems());
+        set_problem(q, p_);
         q.guard = slab_guard_factor(T0, T1, T2);
         char* t = tmpl_.as<char>();
         q.taps = reinterpret_cast<const float*>(t + kSlabTapBytes);
@@ -115,10 +107,7 @@ public:
     {
         const int64_t count = p_.templ_elems();
         std::vector<float> prepared(static_cast<size_t>(count));
-        if (p_.op == Op::lcorr)
-            normalised_template(templ, count, constant, prepared.data());
-        else
-            flipped_template(templ, count, prepared.data());
+        prepare_template(p_.op == Op::lcorr, templ, count, constant, prepared.data());
         DeviceGuard guard(p_.device);
         const flcc_result qr = quiesce();   // the staging buffer and the spectra may be in use
         if (qr != FLCC_SUCCESS) return qr;

@@ -158,10 +158,7 @@ public:
     flcc_result set_template(const float* templ, bool constant) override
     {
         std::vector<float> prepared(size_t(p_.templ_elems()));
-        if (p_.op == Op::lcorr)
-            normalised_template(templ, p_.templ_elems(), constant, prepared.data());
-        else
-            flipped_template(templ, p_.templ_elems(), prepared.data());
+        prepare_template(p_.op == Op::lcorr, templ, p_.templ_elems(), constant, prepared.data());
         // Staged in page-locked memory once the previous frames are done with it, then every
         // step on the work stream, ahead of the next frames (see DeviceExecutor::work_stream).
         DeviceGuard guard(p_.device);

@@ -26,10 +26,7 @@ public:
 
     flcc_result set_template(const float* templ, bool constant) override
     {
-        if (p_.op == Op::lcorr)
-            normalised_template(templ, p_.templ_elems(), constant, taps_.data());
-        else
-            flipped_template(templ, p_.templ_elems(), taps_.data());
+        prepare_template(p_.op == Op::lcorr, templ, p_.templ_elems(), constant, taps_.data());
         tap_sum_ = 0;
         for (int64_t i = 0; i < p_.templ_elems(); ++i) tap_sum_ += taps_.data()[i];
         return FLCC_SUCCESS;

@@ -46,4 +46,12 @@ void flipped_template(const float* t, int64_t n, float* out)
     for (int64_t i = 0; i < n; ++i) out[i] = t[n - 1 - i];
 }
 
+void prepare_template(bool lcorr, const float* t, int64_t n, bool constant, float* out)
+{
+    if (lcorr)
+        normalised_template(t, n, constant, out);
+    else
+        flipped_template(t, n, out);
+}
+
 }  // namespace flcc

@@ -19,4 +19,8 @@ void normalised_template(const float* t, int64_t n, bool constant, float* out);
 // convolution is correlation with it.
 void flipped_template(const float* t, int64_t n, float* out);
 
+// The taps a solver correlates with: normalised_template for LCC, flipped_template for
+// convolution.
+void prepare_template(bool lcorr, const float* t, int64_t n, bool constant, float* out);
+
 }  // namespace flcc

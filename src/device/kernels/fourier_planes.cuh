@@ -22,6 +22,7 @@
 
 #include "device/kernels/frame_slot.cuh"
 #include "device/kernels/lcc_common.cuh"
+#include "plan/problem.h"
 
 #include <cufft.h>
 
@@ -54,6 +55,47 @@ struct PlanesParams {
     int* redo_count;             // outputs finalise_planes left to recompute_listed
     int* redo;                   // their indices (room for every output)
     int* status;
+};
+
+// Host side: the fields planes, rows and slabs fill alike from their problem (the extents, the
+// operation, the finiteness check, the template's element count).
+inline void set_problem(PlanesParams& q, const Problem& p)
+{
+    for (int a = 0; a < 3; ++a) {
+        q.S[a] = int(p.image[a]);
+        q.O[a] = int(p.out[a]);
+        q.P[a] = int(p.pad[a]);
+        q.T[a] = int(p.templ[a]);
+    }
+    q.lcorr = p.op == Op::lcorr;
+    q.check_finite = p.check_finite;
+    q.n = double(p.templ_elems());
+}
+
+// The LCC factor of a window from its sums of x and x^2 in double, in the mode m of its block:
+// ratio / sqrt(D) with ratio = m.scale / m0.scale (the numerators are formed in modes[0]'s
+// scale), 0 where the guard takes D for zero, -1 where the output is to be recomputed (the
+// transforms' error could matter, or a guarded window of little energy). rows and slabs park it
+// in the output until their numerators are done.
+struct WindowFactor {
+    double n, inv_n, lim0, lim1, small, redo_below;
+    float ratio;
+
+    __device__ WindowFactor(const TileMode& m, const TileMode& m0, double count)
+        : n(count), inv_n(1.0 / count), lim0(m.exact ? 0.0 : m.tau), lim1(m.exact ? 0.0 : 4 * 0x1p-53),
+          small(m.small), redo_below(0.5 * count * m.m2), ratio(float(m.scale / m0.scale))
+    {
+    }
+
+    __device__ float operator()(double s1, double s2) const
+    {
+        const double p1 = n * s2;
+        const double dn = fma(-s1, s1, p1);
+        const double limit = fma(lim1, p1, lim0);
+        const float d = dn > limit ? float(dn * inv_n) : 0.f;
+        const bool redo = (dn > limit) & (dn < redo_below) | (dn <= limit) & (s2 > 0) & (s2 < small);
+        return redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
+    }
 };
 
 static __global__ void stats_reset(PlanesParams g)

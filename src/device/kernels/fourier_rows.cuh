@@ -224,11 +224,7 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
         // Inside, no window of a real output reads the padding: zero there serves the transforms.
         copy_box();
         centre(inside ? m.c : 0.f, m.scale);
-        const double n = g.n, inv_n = 1.0 / n;
-        const double lim0 = m.exact ? 0.0 : m.tau, lim1 = m.exact ? 0.0 : 4 * 0x1p-53;
-        const double small = m.small, redo_below = 0.5 * n * m.m2;
-        // The numerator is formed in modes[0]'s scale; the window sums in m's (powers of two).
-        const float ratio = float(m.scale / m0.scale);
+        const WindowFactor factor_of(m, m0, g.n);
         __syncthreads();
 
         // Window sums, output plane by output plane, by two groups of warps in a pipeline.
@@ -322,13 +318,7 @@ __global__ void __launch_bounds__(kRowsThreads, 3) rows_frame(PlanesParams g, co
                             s1 = (s1 + a1[(i + T1 - 1) * kRowsX]) - a1[(i - 1) * kRowsX];
                             s2 = (s2 + a2[(i + T1 - 1) * kRowsX]) - a2[(i - 1) * kRowsX];
                         }
-                        const double p1 = n * s2;
-                        const double dn = fma(-s1, s1, p1);
-                        const double limit = fma(lim1, p1, lim0);
-                        const float d = dn > limit ? float(dn * inv_n) : 0.f;
-                        const bool redo = (dn > limit) & (dn < redo_below) | (dn <= limit) & (s2 > 0) & (s2 < small);
-                        if (vreal >> i & 1u)
-                            o[i * g.O[2]] = redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
+                        if (vreal >> i & 1u) o[i * g.O[2]] = factor_of(s1, s2);
                     }
                 }
                 if (p + 2 < nz) rows_detail::mbar_arrive(&empty[p & 1]);

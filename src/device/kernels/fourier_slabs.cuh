@@ -302,8 +302,8 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
 //      (kWinX + T2 - 1) patch and keeps the sums over the window's planes of x and x^2
 //      (the plane that enters added, the one that leaves subtracted, both loaded a plane ahead);
 //   2. per patch row and run of kWinRun output columns the sums over T2 columns (running);
-//   3. per output the sum over T1 rows, then the factor rows_frame computes: ratio / sqrt(D),
-//      0 where guarded, -1 to recompute; it waits in the output for slab_frame.
+//   3. per output the sum over T1 rows, then its WindowFactor, which waits in the output for
+//      slab_frame.
 // Two buffers of each stage: two barriers per plane.
 __global__ void __launch_bounds__(kWinThreads, 4) slab_factors(PlanesParams g)
 {
@@ -322,11 +322,8 @@ __global__ void __launch_bounds__(kWinThreads, 4) slab_factors(PlanesParams g)
         const int hi[3] = {q0 + nq, min(y0 + kWinY, g.O[1]), min(x0 + kWinX, g.O[2])};
         for (int a = 0; a < 3; ++a) inside &= lo[a] >= g.P[a] && hi[a] <= g.S[a] - g.T[a] + g.P[a] + 1;
     }
-    const TileMode m = g.modes[inside ? 0 : 1], m0 = g.modes[0];
-    const double n = g.n, inv_n = 1.0 / n;
-    const double lim0 = m.exact ? 0.0 : m.tau, lim1 = m.exact ? 0.0 : 4 * 0x1p-53;
-    const double small = m.small, redo_below = 0.5 * n * m.m2;
-    const float ratio = float(m.scale / m0.scale);   // the numerator is in modes[0]'s scale
+    const TileMode m = g.modes[inside ? 0 : 1];
+    const WindowFactor factor_of(m, g.modes[0], g.n);
 
     const float* __restrict__ image = g.frame->image;
     const int64_t image_plane = int64_t(g.S[1]) * g.S[2];
@@ -399,13 +396,7 @@ __global__ void __launch_bounds__(kWinThreads, 4) slab_factors(PlanesParams g)
             const double2* src = hsum[u & 1] + warp * kWinX + lane;
             double s1 = 0, s2 = 0;
             for (int i = 0; i < T1; ++i) s1 += src[i * kWinX].x, s2 += src[i * kWinX].y;
-            const double p1 = n * s2;
-            const double dn = fma(-s1, s1, p1);
-            const double limit = fma(lim1, p1, lim0);
-            const float d = dn > limit ? float(dn * inv_n) : 0.f;
-            const bool redo = (dn > limit) & (dn < redo_below) | (dn <= limit) & (s2 > 0) & (s2 < small);
-            g.frame->out[(int64_t(q0 + u) * g.O[1] + oy) * g.O[2] + ox] =
-                redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
+            g.frame->out[(int64_t(q0 + u) * g.O[1] + oy) * g.O[2] + ox] = factor_of(s1, s2);
         }
     }
 }
