@@ -78,7 +78,9 @@ public:
                       (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
                       (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
             return r;
-        if ((r = raise_shared_limit(slab_frame, kSlabSharedBytes)) != FLCC_SUCCESS) return r;
+        if ((r = raise_shared_limit(slab_frame, kSlabSharedBytes)) != FLCC_SUCCESS ||
+            (lcorr && (r = raise_shared_limit(slab_factors, kWinSharedBytes)) != FLCC_SUCCESS))
+            return r;
         grid_ = slab_grid(p_, multiprocessors());
 
         SlabParams& sp = params_;
@@ -135,7 +137,7 @@ private:
         const PlanesParams& q = params_.g;
         if (q.lcorr) {
             enqueue_statistics(q, p_.image_elems(), s);
-            slab_factors<<<window_grid(p_), kWinThreads, 0, s>>>(q);
+            slab_factors<<<window_grid(p_), kWinThreads, kWinSharedBytes, s>>>(q);
         }
         slab_frame<<<dim3(unsigned(grid_.tiles_x * grid_.tiles_y), unsigned(grid_.chunks)), kSlabThreads,
                      kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
@@ -177,11 +179,11 @@ public:
         return w.y <= 65535 && w.z <= 65535 && tiles < (int64_t(1) << 31);
     }
 
-    // Measured on the H100 at 256^3 / 8^3 (121 blocks of 17 steps, one wave): ~14 us per step of
-    // 16 input planes for convolution (0.258 ms a frame), ~20 us for LCC (the factors' loads and
-    // the padding's share at the outputs), the window sums ~32 ps per output (slab_factors, 0.58
-    // ms), the statistics ~2.5 ps per image element, ~15 us of small kernels and graph
-    // overhead. Host-resident frames add their transfers, overlapped.
+    // Measured at 256^3 / 8^3 (121 blocks of 17 steps, one wave; H100 for convolution, H200 for
+    // LCC): ~14 us per step of 16 input planes for convolution (0.258 ms a frame), ~20 us for LCC
+    // (the factors' copies and the padding's share at the outputs), the window sums ~18 ps per
+    // output (slab_factors, 0.33 ms), the statistics ~2.5 ps per image element, ~15 us of small
+    // kernels and graph overhead. Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const SlabGrid g = slab_grid(p, 132);
@@ -189,7 +191,7 @@ public:
         const double steps = std::ceil(double(g.chunk + kSlabMaxT - 1) / kSlabPlanes);
         const bool lcorr = p.op == Op::lcorr;
         double t = waves * steps * (lcorr ? 20e-6 : 14e-6) + 15e-6;
-        if (lcorr) t += 32e-12 * double(p.out_elems()) + 2.5e-12 * double(p.image_elems());
+        if (lcorr) t += 18e-12 * double(p.out_elems()) + 2.5e-12 * double(p.image_elems());
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
         if (!p.device_resident) t = std::max(t, bytes / 25e9);
         return t;

@@ -335,18 +335,17 @@ inline void stage_recompute_taps(const float* taps, int T0, int T1, int T2, int 
     std::memcpy(dst + row_bytes + sizeof sum, q.data(), q.size() * sizeof(double));
 }
 
-// Sum of the taps over the part of output o's window in the padding (prefix sums, double): the
-// transforms saw zeros there, the centred padded image -c.
-__device__ __forceinline__ double taps_in_padding(const PlanesParams& g, const int o[3])
+// The taps [lo, hi) of output o's window that fall inside the image along axis a.
+__device__ __forceinline__ void window_inside(const PlanesParams& g, int a, int o, int& lo, int& hi)
 {
-    int lo[3], hi[3];
-    bool whole = true;
-    for (int a = 0; a < 3; ++a) {
-        lo[a] = max(0, g.P[a] - o[a]);
-        hi[a] = min(g.T[a], g.S[a] + g.P[a] - o[a]);
-        whole &= lo[a] == 0 && hi[a] == g.T[a];
-    }
-    if (whole) return 0.0;
+    lo = max(0, g.P[a] - o);
+    hi = min(g.T[a], g.S[a] + g.P[a] - o);
+}
+
+// Sum of the taps outside the box [lo, hi) of the window (its part in the padding), from the
+// prefix sums in double: the transforms saw zeros there, the centred padded image -c.
+__device__ __forceinline__ double taps_outside(const PlanesParams& g, const int lo[3], const int hi[3])
+{
     const double all = *g.tap_sum;
     for (int a = 0; a < 3; ++a)
         if (hi[a] <= lo[a]) return all;
@@ -357,6 +356,18 @@ __device__ __forceinline__ double taps_in_padding(const PlanesParams& g, const i
                           at(hi[0], hi[1], lo[2]) + at(lo[0], lo[1], hi[2]) + at(lo[0], hi[1], lo[2]) +
                           at(hi[0], lo[1], lo[2]) - at(lo[0], lo[1], lo[2]);
     return all - inside;
+}
+
+// Sum of the taps over the part of output o's window in the padding (0 for a window inside).
+__device__ __forceinline__ double taps_in_padding(const PlanesParams& g, const int o[3])
+{
+    int lo[3], hi[3];
+    bool whole = true;
+    for (int a = 0; a < 3; ++a) {
+        window_inside(g, a, o[a], lo[a], hi[a]);
+        whole &= lo[a] == 0 && hi[a] == g.T[a];
+    }
+    return whole ? 0.0 : taps_outside(g, lo, hi);
 }
 
 // K: the patch elements a thread owns (fin_owned); TM: T1 and T2 at most (8 for K = 6, else 16).

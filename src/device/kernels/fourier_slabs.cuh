@@ -47,20 +47,30 @@ constexpr int kSlabColPitch = kSlabFFT + 1;              // float2 per spectrum 
 constexpr int kSlabPlaneSpec = kSlabCols * kSlabColPitch;   // float2 per plane's spectrum
 constexpr size_t kSlabRawBytes = size_t(kSlabPlanes) * kSlabFFT * kSlabRawPitch * sizeof(float);
 constexpr size_t kSlabSpecBytes = size_t(kSlabPlanes) * kSlabPlaneSpec * sizeof(float2);
-constexpr size_t kSlabSharedBytes = kSlabRawBytes + kSlabSpecBytes;   // 138 KB: one block per SM
+// LCC: the factors of the step's completed output planes, copied in while the step computes.
+constexpr size_t kSlabFactorBytes = size_t(kSlabPlanes) * kSlabOut * kSlabOut * sizeof(float);
+constexpr size_t kSlabSharedBytes = kSlabRawBytes + kSlabSpecBytes + kSlabFactorBytes;   // 177 KB: one block per SM
 static_assert(kSlabThreads == kSlabSlots, "a thread per bin");
 static_assert(kSlabOut * kSlabOut * sizeof(float) <= kSlabPlaneSpec * sizeof(float2), "outputs staged in a plane");
 
-// The window sums' blocks: 32 x 8 outputs, marching along chunks of 32 output planes.
-constexpr int kWinX = 32, kWinY = 8, kWinThreads = 256, kWinChunk = 32, kWinRun = 8;
-constexpr int kWinPatch = (kWinX + kSlabMaxT - 1) * (kWinY + kSlabMaxT - 1);   // 585 at most
+// The window sums' blocks: 32 x 32 outputs, marching along chunks of 32 output planes; each
+// thread owns kWinOwned positions of the patch (39 x 39 at most) and, at the end, a run of
+// kWinRunY rows of one output column.
+constexpr int kWinX = 32, kWinY = 32, kWinThreads = 256, kWinChunk = 32, kWinRunX = 8, kWinRunY = 4;
+constexpr int kWinPatch = (kWinX + kSlabMaxT - 1) * (kWinY + kSlabMaxT - 1);   // 1521 at most
 constexpr int kWinOwned = (kWinPatch + kWinThreads - 1) / kWinThreads;
-static_assert(kWinY * 32 == kWinThreads && kWinX == 32, "a thread per output of a plane");
-static_assert(kWinX % kWinRun == 0, "whole runs");
+constexpr int kWinHRows = kWinY + kSlabMaxT - 1;   // patch rows of the horizontal sums
+constexpr size_t kWinSharedBytes = size_t(2) * (kWinPatch + kWinHRows * kWinX) * sizeof(double2);   // 88 KB
+static_assert(kWinX == 32 && kWinX * (kWinY / kWinRunY) == kWinThreads, "a vertical task per thread");
+static_assert(kWinX % kWinRunX == 0 && kWinY % kWinRunY == 0, "whole runs");
+static_assert(kWinHRows * (kWinX / kWinRunX) <= kWinThreads, "a horizontal task per thread at most");
 
 // The error bound factor of slab_factors' sums (planes_guard_factor's terms): running sums
-// along chunks of kWinChunk planes, runs of kWinRun columns, direct sums over the rows.
-inline double slab_guard_factor(int T0, int T1, int T2) { return planes_guard_factor(T0, T1, T2, kWinChunk, kWinRun, 1); }
+// along chunks of kWinChunk planes, runs of kWinRunX columns and kWinRunY rows.
+inline double slab_guard_factor(int T0, int T1, int T2)
+{
+    return planes_guard_factor(T0, T1, T2, kWinChunk, kWinRunX, kWinRunY);
+}
 
 struct SlabParams {
     PlanesParams g;
@@ -108,6 +118,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
     extern __shared__ float4 slab_shared[];
     float* raw = reinterpret_cast<float*>(slab_shared);
     float2* spec = reinterpret_cast<float2*>(reinterpret_cast<char*>(slab_shared) + kSlabRawBytes);
+    float* factors = reinterpret_cast<float*>(reinterpret_cast<char*>(slab_shared) + kSlabRawBytes + kSlabSpecBytes);
     const PlanesParams& g = sp.g;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int ty = blockIdx.x / sp.tiles_x, tx = blockIdx.x - ty * sp.tiles_x;
@@ -136,10 +147,6 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
         const int lo = max(0, -xi), hi = min(kSlabFFT, g.S[2] - xi);
         cols_in = hi <= lo ? 0u : (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u);
     }
-    // Outputs whose windows all lie inside the image along x and y (no padding correction).
-    const bool tile_whole = ox0 >= g.P[2] && min(ox0 + kSlabOut, g.O[2]) - 1 <= g.S[2] + g.P[2] - g.T[2] &&
-                            oy0 >= g.P[1] && min(oy0 + kSlabOut, g.O[1]) - 1 <= g.S[1] + g.P[1] - g.T[1];
-
     float4 tap[kSlabMaxT];   // this thread's bin of the template planes' spectra
 #pragma unroll
     for (int dz = 0; dz < kSlabMaxT; ++dz) tap[dz] = __ldg(xtaps + dz * kSlabSlots + tid);
@@ -153,7 +160,21 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
     for (int s = 0; s < steps; ++s) {
         __pipeline_wait_prior(0);
         __syncthreads();   // the step's tiles are in; the previous step's outputs are out
-
+        if (g.lcorr) {
+            // The factors slab_factors left for the output plane this warp completes this step
+            // (16 s - 7 + warp): in flight during the transforms and sums, read from shared
+            // memory by the output stores (loads there would stall every warp at the next
+            // barrier). Lanes along the rows: coalesced.
+            const int u = s * kSlabPlanes - (kSlabMaxT - 1) + warp, ox = ox0 + lane;
+            if (u >= 0 && u < nq && lane < kSlabOut && ox < g.O[2]) {
+                const float* src = out + (int64_t(q0 + u) * g.O[1] + oy0) * g.O[2] + ox;
+                float* dst = factors + warp * kSlabOut * kSlabOut + lane;
+                const int rows = min(kSlabOut, g.O[1] - oy0);
+                for (int r = 0; r < rows; ++r)
+                    __pipeline_memcpy_async(dst + r * kSlabOut, src + int64_t(r) * g.O[2], sizeof(float));
+            }
+            __pipeline_commit();
+        }
         // Row transforms: warp = input plane of the step, lane = tile row.
         float2* const plane = spec + warp * kSlabPlaneSpec;
         {
@@ -226,6 +247,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
         for (int k = 0; k < kSlabPlanes; ++k) bin[k * kSlabPlaneSpec] = acc[k];
 #pragma unroll
         for (int k = 0; k < kSlabAcc; ++k) acc[k] = k < kSlabMaxT - 1 ? acc[k + kSlabPlanes] : float2{0.f, 0.f};
+        if (g.lcorr) __pipeline_wait_prior(s + 1 < steps ? 1 : 0);   // the factors (the next tiles may fly on)
         __syncthreads();
 
         // Output plane u of the block: warp w takes the w-th completed plane.
@@ -273,20 +295,21 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
             for (int r = 0; r < rows; ++r) out[e0 + int64_t(r) * g.O[2]] = stage[r * kSlabOut + lane];
             continue;
         }
-        const bool whole = tile_whole && q >= g.P[0] && q <= g.S[0] + g.P[0] - T0;
-        float f[kSlabOut];   // the factors slab_factors left, all loads in flight together
-#pragma unroll
-        for (int r = 0; r < kSlabOut; ++r) f[r] = r < rows ? out[e0 + int64_t(r) * g.O[2]] : 0.f;
-#pragma unroll
-        for (int r = 0; r < kSlabOut; ++r) {
-            if (r >= rows) break;
+        // The padding's share (windows reaching it): the window's extents inside the image
+        // along z and x are the warp's and the lane's, along y the row's.
+        int lo[3], hi[3];
+        window_inside(g, 0, q, lo[0], hi[0]);
+        window_inside(g, 2, ox, lo[2], hi[2]);
+        const bool zx_whole = lo[0] == 0 && hi[0] == T0 && lo[2] == 0 && hi[2] == g.T[2];
+        const float* f = factors + warp * kSlabOut * kSlabOut + lane;
+        for (int r = 0; r < rows; ++r) {
             float num = stage[r * kSlabOut + lane];
-            if (c0s != 0 && !whole) {
-                const int o[3] = {q, oy0 + r, ox};
-                num = float(double(num) - c0s * taps_in_padding(g, o));
+            if (c0s != 0) {
+                window_inside(g, 1, oy0 + r, lo[1], hi[1]);
+                if (!zx_whole || lo[1] != 0 || hi[1] != g.T[1]) num = float(double(num) - c0s * taps_outside(g, lo, hi));
             }
             const int64_t e = e0 + int64_t(r) * g.O[2];
-            float fr = f[r];
+            float fr = f[r * kSlabOut];
             if (fr < 0.f) {
                 g.redo[atomicAdd(g.redo_count, 1)] = int(e);
                 fr = 0.f;
@@ -297,18 +320,21 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
 }
 
 // LCC window sums and factors: block of kWinY x kWinX outputs marching along a chunk of
-// kWinChunk output planes; grid (x blocks, y blocks, chunks). Per output plane, in double:
+// kWinChunk output planes; grid (x blocks, y blocks, chunks), kWinSharedBytes of dynamic shared
+// memory. Per output plane, in double:
 //   1. each thread owns patch positions tid, tid + 256, .. of the (kWinY + T1 - 1) x
-//      (kWinX + T2 - 1) patch and keeps the sums over the window's planes of x and x^2
-//      (the plane that enters added, the one that leaves subtracted, both loaded a plane ahead);
-//   2. per patch row and run of kWinRun output columns the sums over T2 columns (running);
-//   3. per output the sum over T1 rows, then its WindowFactor, which waits in the output for
-//      slab_frame.
+//      (kWinX + T2 - 1) patch and keeps the sums over the window's planes of x and x^2 (the
+//      plane that enters added, the one that leaves subtracted; their raw values loaded a plane
+//      ahead);
+//   2. per patch row and run of kWinRunX output columns the sums over T2 columns (running);
+//   3. per output column and run of kWinRunY rows the sums over T1 rows (running), then each
+//      output's WindowFactor, which waits in the output for slab_frame.
 // Two buffers of each stage: two barriers per plane.
-__global__ void __launch_bounds__(kWinThreads, 4) slab_factors(PlanesParams g)
+__global__ void __launch_bounds__(kWinThreads, 2) slab_factors(PlanesParams g)
 {
-    __shared__ double2 zsum[2][kWinPatch];
-    __shared__ double2 hsum[2][(kWinY + kSlabMaxT - 1) * kWinX];
+    extern __shared__ double2 win_shared[];
+    double2* const zsum = win_shared;                    // [2][kWinPatch]
+    double2* const hsum = win_shared + 2 * kWinPatch;    // [2][kWinHRows][kWinX]
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
     const int pw = kWinX + T2 - 1, ph = kWinY + T1 - 1, patch = pw * ph;
@@ -324,6 +350,7 @@ __global__ void __launch_bounds__(kWinThreads, 4) slab_factors(PlanesParams g)
     }
     const TileMode m = g.modes[inside ? 0 : 1];
     const WindowFactor factor_of(m, g.modes[0], g.n);
+    const bool scaled = m.scale != 1;
 
     const float* __restrict__ image = g.frame->image;
     const int64_t image_plane = int64_t(g.S[1]) * g.S[2];
@@ -337,66 +364,92 @@ __global__ void __launch_bounds__(kWinThreads, 4) slab_factors(PlanesParams g)
         off[j] = ok ? y * g.S[2] + x : 0;
         own |= unsigned(ok) << j;
     }
-    const auto value = [&](int z, int j) -> double {
-        if (z < 0 || z >= g.S[0] || !(own >> j & 1u)) return 0.0;
-        const float raw = __ldg(image + z * image_plane + off[j]);
-        return double(m.scale != 1 ? float((double(raw) - double(m.c)) * m.scale) : raw - m.c);
+    // The raw values of plane z at the owned positions (zero outside the image), and a raw
+    // value centred as rows_frame centres its box.
+    const auto load = [&](int z, float (&v)[kWinOwned]) {
+        const bool in = z >= 0 && z < g.S[0];
+        const float* plane = image + (in ? z : 0) * image_plane;
+#pragma unroll
+        for (int j = 0; j < kWinOwned; ++j) v[j] = in && (own >> j & 1u) ? __ldg(plane + off[j]) : 0.f;
+    };
+    const auto centred = [&](float raw, int j, bool in) -> double {
+        const float v = scaled ? float((double(raw) - double(m.c)) * m.scale) : raw - m.c;
+        return in && (own >> j & 1u) ? double(v) : 0.0;
     };
     const int zw = q0 - g.P[0];   // the first window's first plane
-    double z1[kWinOwned], z2[kWinOwned], enter[kWinOwned], leave[kWinOwned];
+    const auto in_image = [&](int z) { return z >= 0 && z < g.S[0]; };
+    double z1[kWinOwned], z2[kWinOwned];
 #pragma unroll
-    for (int j = 0; j < kWinOwned; ++j) {
-        z1[j] = z2[j] = 0;
-        for (int a = 0; a < T0; ++a) {
-            const double v = value(zw + a, j);
-            z1[j] += v;
-            z2[j] = fma(v, v, z2[j]);
-        }
-    }
-    const auto fetch = [&](int u) {
+    for (int j = 0; j < kWinOwned; ++j) z1[j] = z2[j] = 0;
+    for (int a = 0; a < T0; ++a) {
+        float v[kWinOwned];
+        load(zw + a, v);
 #pragma unroll
         for (int j = 0; j < kWinOwned; ++j) {
-            enter[j] = value(zw + u + T0 - 1, j);
-            leave[j] = value(zw + u - 1, j);
+            const double c = centred(v[j], j, in_image(zw + a));
+            z1[j] += c;
+            z2[j] = fma(c, c, z2[j]);
         }
-    };
-    if (nq > 1) fetch(1);
+    }
+    float enter[kWinOwned], leave[kWinOwned];   // plane u + 1's
+    if (nq > 1) {
+        load(zw + T0, enter);
+        load(zw, leave);
+    }
 
-    const int runs = kWinX / kWinRun, hrun = tid / ph, hrow = tid - hrun * ph;   // the horizontal task
-    const int oy = y0 + warp, ox = x0 + lane;
+    const int hrun = tid / ph, hrow = tid - hrun * ph;   // the horizontal task (rows fastest: bank-free)
+    const int ox = x0 + lane, vrow = warp * kWinRunY;    // the vertical task
     for (int u = 0; u < nq; ++u) {
         if (u > 0) {
+            const bool ein = in_image(zw + u + T0 - 1), lin = in_image(zw + u - 1);
 #pragma unroll
             for (int j = 0; j < kWinOwned; ++j) {
-                z1[j] += enter[j] - leave[j];
-                z2[j] += fma(enter[j], enter[j], -(leave[j] * leave[j]));
+                const double e = centred(enter[j], j, ein), l = centred(leave[j], j, lin);
+                z1[j] += e - l;
+                z2[j] += fma(e, e, -(l * l));
             }
-            if (u + 1 < nq) fetch(u + 1);
+            if (u + 1 < nq) {
+                load(zw + u + T0, enter);
+                load(zw + u, leave);
+            }
         }
-        double2* zb = zsum[u & 1];
+        double2* zb = zsum + (u & 1) * kWinPatch;
 #pragma unroll
         for (int j = 0; j < kWinOwned; ++j)
             if (tid + j * kWinThreads < patch) zb[tid + j * kWinThreads] = {z1[j], z2[j]};
         __syncthreads();
-        if (hrun < runs) {
-            const double2* src = zb + hrow * pw + hrun * kWinRun;
-            double2* dst = hsum[u & 1] + hrow * kWinX + hrun * kWinRun;
+        double2* hb = hsum + (u & 1) * kWinHRows * kWinX;
+        if (hrun < kWinX / kWinRunX) {
+            const double2* src = zb + hrow * pw + hrun * kWinRunX;
+            double2* dst = hb + hrow * kWinX + hrun * kWinRunX;
             double a1 = 0, a2 = 0;
-            for (int j = 0; j < T2; ++j) a1 += src[j].x, a2 += src[j].y;
+#pragma unroll
+            for (int j = 0; j < kSlabMaxT; ++j)
+                if (j < T2) a1 += src[j].x, a2 += src[j].y;
             dst[0] = {a1, a2};
 #pragma unroll
-            for (int x = 1; x < kWinRun; ++x) {
+            for (int x = 1; x < kWinRunX; ++x) {
                 a1 = (a1 + src[x + T2 - 1].x) - src[x - 1].x;
                 a2 = (a2 + src[x + T2 - 1].y) - src[x - 1].y;
                 dst[x] = {a1, a2};
             }
         }
         __syncthreads();
-        if (oy < g.O[1] && ox < g.O[2]) {
-            const double2* src = hsum[u & 1] + warp * kWinX + lane;
+        if (ox < g.O[2]) {
+            const double2* src = hb + vrow * kWinX + lane;
             double s1 = 0, s2 = 0;
-            for (int i = 0; i < T1; ++i) s1 += src[i * kWinX].x, s2 += src[i * kWinX].y;
-            g.frame->out[(int64_t(q0 + u) * g.O[1] + oy) * g.O[2] + ox] = factor_of(s1, s2);
+#pragma unroll
+            for (int i = 0; i < kSlabMaxT; ++i)
+                if (i < T1) s1 += src[i * kWinX].x, s2 += src[i * kWinX].y;
+            float* o = g.frame->out + (int64_t(q0 + u) * g.O[1] + y0 + vrow) * g.O[2] + ox;
+#pragma unroll
+            for (int i = 0; i < kWinRunY; ++i) {
+                if (i > 0) {
+                    s1 = (s1 + src[(i + T1 - 1) * kWinX].x) - src[(i - 1) * kWinX].x;
+                    s2 = (s2 + src[(i + T1 - 1) * kWinX].y) - src[(i - 1) * kWinX].y;
+                }
+                if (y0 + vrow + i < g.O[1]) o[int64_t(i) * g.O[2]] = factor_of(s1, s2);
+            }
         }
     }
 }
