@@ -1,10 +1,10 @@
 // device.fourier3.slabs: 3D convolution and LCC for templates up to 8 x 8 x 8 by one kernel
 // per frame that marches along the planes (kernels/fourier_slabs.cuh): 2D transforms of 32 x 32
 // image tiles, the sum over the template's planes per frequency bin, 2D inverse transforms,
-// no frame-sized intermediate. LCC frames run the image statistics and modes of
-// device.fourier3.planes first, then the window sums (slab_factors, factors parked in the
-// output), and its recompute list after; the template planes' spectra are made on the host
-// when the template changes. Per frame the kernels replay as one CUDA graph.
+// no frame-sized intermediate; for LCC the window sums march in the same kernel. LCC frames run
+// the image statistics and modes of device.fourier3.planes first and its recompute list after;
+// the template planes' spectra are made on the host when the template changes. Per frame the
+// kernels replay as one CUDA graph.
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_slabs.cuh"
@@ -42,12 +42,6 @@ SlabGrid slab_grid(const Problem& p, int sms)
     return s;
 }
 
-dim3 window_grid(const Problem& p)
-{
-    return dim3(unsigned((p.out[2] + kWinX - 1) / kWinX), unsigned((p.out[1] + kWinY - 1) / kWinY),
-                unsigned((p.out[0] + kWinChunk - 1) / kWinChunk));
-}
-
 // The current device's multiprocessors (the executor's DeviceGuard has made it current).
 int multiprocessors()
 {
@@ -78,8 +72,8 @@ public:
                       (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
                       (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
             return r;
-        if ((r = raise_shared_limit(slab_frame, kSlabSharedBytes)) != FLCC_SUCCESS ||
-            (lcorr && (r = raise_shared_limit(slab_factors, kWinSharedBytes)) != FLCC_SUCCESS))
+        if ((r = lcorr ? raise_shared_limit(slab_frame<true>, slab_shared_bytes(true))
+                       : raise_shared_limit(slab_frame<false>, slab_shared_bytes(false))) != FLCC_SUCCESS)
             return r;
         grid_ = slab_grid(p_, multiprocessors());
 
@@ -87,7 +81,7 @@ public:
         PlanesParams& q = sp.g;
         q.frame = slot_.as<FrameSlot>();
         set_problem(q, p_);
-        q.guard = slab_guard_factor(T0, T1, T2);
+        q.guard = slab_guard_factor(T0, T1, T2, grid_.chunk + kSlabMaxT);
         char* t = tmpl_.as<char>();
         q.taps = reinterpret_cast<const float*>(t + kSlabTapBytes);
         q.tap_row = tap_row_;
@@ -135,13 +129,14 @@ private:
     flcc_result enqueue_frame(cudaStream_t s)
     {
         const PlanesParams& q = params_.g;
+        const dim3 grid(unsigned(grid_.tiles_x * grid_.tiles_y), unsigned(grid_.chunks));
         if (q.lcorr) {
             enqueue_statistics(q, p_.image_elems(), s);
-            slab_factors<<<window_grid(p_), kWinThreads, kWinSharedBytes, s>>>(q);
+            slab_frame<true><<<grid, kSlabThreads, slab_shared_bytes(true), s>>>(params_, tmpl_.as<float4>());
+            recompute_listed<<<256, 128, 0, s>>>(q);
+        } else {
+            slab_frame<false><<<grid, kSlabThreads, slab_shared_bytes(false), s>>>(params_, tmpl_.as<float4>());
         }
-        slab_frame<<<dim3(unsigned(grid_.tiles_x * grid_.tiles_y), unsigned(grid_.chunks)), kSlabThreads,
-                     kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
-        if (q.lcorr) recompute_listed<<<256, 128, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());
         return FLCC_SUCCESS;
     }
@@ -174,9 +169,8 @@ public:
             if (p.templ[a] > kSlabMaxT) return false;
         // The statistics count and the recompute list index in int; the grids' extents.
         if (p.image_elems() >= (int64_t(1) << 31) || p.out_elems() >= (int64_t(1) << 31)) return false;
-        const dim3 w = window_grid(p);
         const int64_t tiles = (p.out[2] + kSlabOut - 1) / kSlabOut * ((p.out[1] + kSlabOut - 1) / kSlabOut);
-        return w.y <= 65535 && w.z <= 65535 && tiles < (int64_t(1) << 31);
+        return tiles < (int64_t(1) << 31);
     }
 
     // Measured at 256^3 / 8^3 (121 blocks of 17 steps, one wave; H100 for convolution, H200 for

@@ -1,13 +1,13 @@
-// The kernels of device.fourier3.slabs (src/device/fourier_slabs_solver.cu): 3D convolution and
+// The kernel of device.fourier3.slabs (src/device/fourier_slabs_solver.cu): 3D convolution and
 // LCC for templates up to 8 x 8 x 8 by 2D transforms of 32 x 32 tiles, the sum over the
 // template's planes per frequency bin, and 2D inverse transforms, in one kernel that marches
-// along the planes (slab_frame); for LCC a window-sum kernel runs before it (slab_factors) and
-// parks each output's factor in the output array, as device.fourier3.rows does.
+// along the planes (slab_frame); for LCC the window sums march with it.
 //
 // slab_frame: a block owns one tile of 25 x 25 outputs (overlap-save along x and y: a 32 x 32
 // tile of the image) and a chunk of output planes, and takes its input planes 16 at a time
-// (a step). Per step:
-//   1. the 16 planes' tiles arrive by asynchronous copies (issued during the previous step);
+// (a step; the raw tiles arrive in groups of 8 planes). Per step:
+//   0. LCC: the window sums and factors of the 16 output planes the step completes (below);
+//   1. the step's raw tiles are there (asynchronous copies issued during the previous step);
 //   2. warp w transforms plane w: a lane per tile row (32-point real FFT in registers), then a
 //      lane pair per spectrum column (the two halves of a 32-point complex FFT), in place in
 //      shared memory, warp-synchronous;
@@ -15,17 +15,26 @@
 //      planes' conjugate spectra into running accumulators of the 23 output planes they reach,
 //      taps and accumulators in registers (the direct sum along the planes: 8 complex
 //      multiply-adds per input bin), and hands over the 16 output planes completed;
-//   4. warp w inverts output plane w (column halves, then rows) and stores its coefficients.
+//   4. warp w inverts output plane w (column halves, then rows) and stores its coefficients
+//      (LCC: times the factor step 0 left in shared memory).
 // Against device.fourier3.rows (one 32-point transform per row, the sum over the template's 64
-// (dz, dy) rows per bin: ~160 multiply-adds per output) the 2D transforms leave 8 per bin; the
-// box halo along z is gone (the block marches), and the window sums leave the kernel for a
-// pass of their own that marches too.
+// (dz, dy) rows per bin: ~160 multiply-adds per output) the 2D transforms leave 8 per bin, and
+// the box halo along z is gone (the block marches).
+//
+// LCC window sums (step 0): each thread keeps the sums of x and x^2 over the window's planes at
+// two tile positions (rows 2 warp and 2 warp + 1, column lane) in registers, in double, the
+// plane that enters added and the one that leaves subtracted (the raw tiles of the previous
+// group of 8 planes stay in a third slot of the ring for that); per output plane the sums over
+// T2 columns by shuffles (runs doubled), over T1 rows from shared memory (two rows per task),
+// and each output's WindowFactor into shared memory: nothing is parked in the output and the
+// image is read once. The sums are centred by modes[0] for the output planes whose windows all
+// lie inside the image (the tile's along x and y, the plane's along z), else taken plain
+// (modes[1]); where that changes the plane sums are summed afresh from the ring.
 //
 // Numerics (LCC) follow rows: one centring constant c (modes[0]) for the transforms with the
-// padding at zero and c times the taps over the padding added back in double, window sums in
-// double centred by c where every window of a block lies inside the image and uncentred
-// elsewhere, the same guard, modes, recompute rule and list. The transforms are 2D here
-// (10 stages against rows' 5), still short: error ~1e-7 of the tile's RMS.
+// padding at zero and c times the taps over the padding added back in double, the same guard
+// (slab_guard_factor counts the block's running sums), modes, recompute rule and list. The
+// transforms are 2D here (10 stages against rows' 5), still short: error ~1e-7 of the tile's RMS.
 #pragma once
 
 #include "device/kernels/fft32.h"
@@ -40,36 +49,36 @@
 namespace flcc::device {
 
 constexpr int kSlabPlanes = 16;                          // input planes per step: a warp each
+constexpr int kSlabGroup = 8;                            // planes per group of copies (half a step)
 constexpr int kSlabThreads = 32 * kSlabPlanes;           // 512: a thread per frequency bin
 constexpr int kSlabAcc = kSlabPlanes + kSlabMaxT - 1;    // output planes one step's inputs reach
 constexpr int kSlabRawPitch = 36;                        // floats per raw tile row: nine 16-byte copies
 constexpr int kSlabColPitch = kSlabFFT + 1;              // float2 per spectrum column (bank-free)
 constexpr int kSlabPlaneSpec = kSlabCols * kSlabColPitch;   // float2 per plane's spectrum
-constexpr size_t kSlabRawBytes = size_t(kSlabPlanes) * kSlabFFT * kSlabRawPitch * sizeof(float);
+constexpr size_t kSlabGroupBytes = size_t(kSlabGroup) * kSlabFFT * kSlabRawPitch * sizeof(float);
 constexpr size_t kSlabSpecBytes = size_t(kSlabPlanes) * kSlabPlaneSpec * sizeof(float2);
-// LCC: the factors of the step's completed output planes, copied in while the step computes.
 constexpr size_t kSlabFactorBytes = size_t(kSlabPlanes) * kSlabOut * kSlabOut * sizeof(float);
-constexpr size_t kSlabSharedBytes = kSlabRawBytes + kSlabSpecBytes + kSlabFactorBytes;   // 177 KB: one block per SM
+constexpr int kSlabWinTasks = (kSlabOut + 2) / 3 * kSlabOut;   // runs of 3 output rows of a column: 225
+// The ring of raw groups: the step's two, and for LCC the previous one (the planes that leave
+// the window sums).
+__host__ __device__ constexpr int slab_raw_groups(bool lcc) { return lcc ? 3 : 2; }
+// Convolution 138 KB, LCC 213 KB (the factors of the step's 16 output planes): one block per SM.
+__host__ __device__ constexpr size_t slab_shared_bytes(bool lcc)
+{
+    return slab_raw_groups(lcc) * kSlabGroupBytes + kSlabSpecBytes + (lcc ? kSlabFactorBytes : 0);
+}
 static_assert(kSlabThreads == kSlabSlots, "a thread per bin");
 static_assert(kSlabOut * kSlabOut * sizeof(float) <= kSlabPlaneSpec * sizeof(float2), "outputs staged in a plane");
+static_assert(2 * kSlabPlanes == kSlabFFT, "two tile rows per warp in the window sums");
+static_assert(4 * kSlabFFT * kSlabOut * sizeof(double2) <= kSlabSpecBytes, "the row sums' buffers fit the spectra");
+static_assert(2 * kSlabWinTasks <= kSlabThreads, "a task per thread at most");
+static_assert(kSlabOut % 3 == 1, "runs of 3 rows, the last one row");
 
-// The window sums' blocks: 32 x 32 outputs, marching along chunks of 32 output planes; each
-// thread owns kWinOwned positions of the patch (39 x 39 at most) and, at the end, a run of
-// kWinRunY rows of one output column.
-constexpr int kWinX = 32, kWinY = 32, kWinThreads = 256, kWinChunk = 32, kWinRunX = 8, kWinRunY = 4;
-constexpr int kWinPatch = (kWinX + kSlabMaxT - 1) * (kWinY + kSlabMaxT - 1);   // 1521 at most
-constexpr int kWinOwned = (kWinPatch + kWinThreads - 1) / kWinThreads;
-constexpr int kWinHRows = kWinY + kSlabMaxT - 1;   // patch rows of the horizontal sums
-constexpr size_t kWinSharedBytes = size_t(2) * (kWinPatch + kWinHRows * kWinX) * sizeof(double2);   // 88 KB
-static_assert(kWinX == 32 && kWinX * (kWinY / kWinRunY) == kWinThreads, "a vertical task per thread");
-static_assert(kWinX % kWinRunX == 0 && kWinY % kWinRunY == 0, "whole runs");
-static_assert(kWinHRows * (kWinX / kWinRunX) <= kWinThreads, "a horizontal task per thread at most");
-
-// The error bound factor of slab_factors' sums (planes_guard_factor's terms): running sums
-// along chunks of kWinChunk planes, runs of kWinRunX columns and kWinRunY rows.
-inline double slab_guard_factor(int T0, int T1, int T2)
+// The error bound factor of the window sums (planes_guard_factor's terms): running sums along
+// `planes` planes, then the columns and the rows summed directly.
+inline double slab_guard_factor(int T0, int T1, int T2, int planes)
 {
-    return planes_guard_factor(T0, T1, T2, kWinChunk, kWinRunX, kWinRunY);
+    return planes_guard_factor(T0, T1, T2, planes, 1, 1);
 }
 
 struct SlabParams {
@@ -80,18 +89,18 @@ struct SlabParams {
 
 namespace slab_detail {
 
-// The step's raw tiles (16 planes x 32 rows x 36 values from column xa, a multiple of 4),
-// zero outside the image, by asynchronous copies of W floats (16-byte copies when the image
-// rows are 16-byte aligned, else 4-byte ones).
-template <int W>
+// Raw tiles of `Planes` planes (32 rows x 36 values from column xa, a multiple of 4), zero
+// outside the image, by asynchronous copies of W floats (16-byte copies when the image rows
+// are 16-byte aligned, else 4-byte ones).
+template <int W, int Planes>
 __device__ __forceinline__ void copy_planes(float* raw, const float* __restrict__ image, const PlanesParams& g, int z0,
                                             int y0, int xa)
 {
-    constexpr int kPerRow = kSlabRawPitch / W, kPerPlane = kSlabFFT * kPerRow;
-    static_assert(kSlabPlanes * kPerPlane % kSlabThreads == 0, "whole rounds");
+    constexpr int kPerRow = kSlabRawPitch / W, kPerPlane = kSlabFFT * kPerRow, kAll = Planes * kPerPlane;
 #pragma unroll 9
-    for (int j = 0; j < kSlabPlanes * kPerPlane / kSlabThreads; ++j) {
+    for (int j = 0; j < (kAll + kSlabThreads - 1) / kSlabThreads; ++j) {
         const int i = threadIdx.x + j * kSlabThreads, p = i / kPerPlane, rem = i - p * kPerPlane;
+        if (kAll % kSlabThreads != 0 && i >= kAll) break;
         const int r = rem / kPerRow, e = rem - r * kPerRow;
         const int z = z0 + p, y = y0 + r, x = xa + e * W;
         const bool in = z >= 0 && z < g.S[0] && y >= 0 && y < g.S[1] && x >= 0 && x + W <= g.S[2];
@@ -109,16 +118,77 @@ __device__ __forceinline__ void pick_row(const float (&r)[kSlabRawPitch], float 
     for (int j = 0; j < kSlabFFT; ++j) v[j] = r[j + Shift];
 }
 
+// The sums over T2 (1..8) consecutive columns starting at this lane's, of a[r] and b[r] (N
+// rows; valid for lanes up to 32 - T2): runs of 1, 2, 4, 8 columns by doubling, those of T2's
+// binary digits added at their offsets (straight shuffles for T2 = 8).
+template <int N>
+__device__ __forceinline__ void column_sums(double (&a)[N], double (&b)[N], int T2)
+{
+    if (T2 == kSlabMaxT) {
+#pragma unroll
+        for (int len = 1; len < kSlabMaxT; len *= 2)
+#pragma unroll
+            for (int r = 0; r < N; ++r) {
+                a[r] += __shfl_down_sync(~0u, a[r], len);
+                b[r] += __shfl_down_sync(~0u, b[r], len);
+            }
+        return;
+    }
+    double h1[N], h2[N];
+#pragma unroll
+    for (int r = 0; r < N; ++r) h1[r] = h2[r] = 0;
+    int off = 0;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        const int len = 1 << k;
+        if (T2 & len) {
+#pragma unroll
+            for (int r = 0; r < N; ++r) {
+                h1[r] += off ? __shfl_down_sync(~0u, a[r], off) : a[r];
+                h2[r] += off ? __shfl_down_sync(~0u, b[r], off) : b[r];
+            }
+            off += len;
+        }
+        if ((T2 >> (k + 1)) == 0) break;
+#pragma unroll
+        for (int r = 0; r < N; ++r) {
+            a[r] += __shfl_down_sync(~0u, a[r], len);
+            b[r] += __shfl_down_sync(~0u, b[r], len);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < N; ++r) a[r] = h1[r], b[r] = h2[r];
+}
+
+// One step of the plane sums at two tile rows: value e enters, l leaves (both centred in
+// double, as the rows solver centres its box).
+template <bool Scaled>
+__device__ __forceinline__ void plane_sums_step(const float* enter, const float* leave, float c, double scale,
+                                                double (&z1)[2], double (&z2)[2])
+{
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const float re = enter[r * kSlabRawPitch], rl = leave[r * kSlabRawPitch];
+        const double e = Scaled ? double(float((double(re) - double(c)) * scale)) : double(re - c);
+        const double l = Scaled ? double(float((double(rl) - double(c)) * scale)) : double(rl - c);
+        z1[r] += e - l;
+        z2[r] += fma(e, e, -(l * l));
+    }
+}
+
 }  // namespace slab_detail
 
-// Grid (tiles, chunks), kSlabThreads threads, kSlabSharedBytes of dynamic shared memory.
-// xtaps: slab_template_spectra. LCC: the factors are in the output (slab_factors).
+// Grid (tiles, chunks), kSlabThreads threads, slab_shared_bytes(Lcc) of dynamic shared memory.
+// xtaps: slab_template_spectra.
+template <bool Lcc>
 __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, const float4* __restrict__ xtaps)
 {
+    constexpr int kGroups = slab_raw_groups(Lcc);
+    constexpr int kPlaneRaw = kSlabFFT * kSlabRawPitch;   // floats per plane's raw tile
     extern __shared__ float4 slab_shared[];
-    float* raw = reinterpret_cast<float*>(slab_shared);
-    float2* spec = reinterpret_cast<float2*>(reinterpret_cast<char*>(slab_shared) + kSlabRawBytes);
-    float* factors = reinterpret_cast<float*>(reinterpret_cast<char*>(slab_shared) + kSlabRawBytes + kSlabSpecBytes);
+    float* raw = reinterpret_cast<float*>(slab_shared);   // kGroups slots of kSlabGroup planes
+    float2* spec = reinterpret_cast<float2*>(reinterpret_cast<char*>(slab_shared) + kGroups * kSlabGroupBytes);
+    float* factors = reinterpret_cast<float*>(reinterpret_cast<char*>(spec) + kSlabSpecBytes);   // LCC
     const PlanesParams& g = sp.g;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int ty = blockIdx.x / sp.tiles_x, tx = blockIdx.x - ty * sp.tiles_x;
@@ -129,58 +199,175 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
     const float* __restrict__ image = g.frame->image;
     float* out = g.frame->out;
     const bool aligned = (reinterpret_cast<uintptr_t>(image) & 15u) == 0 && (g.S[2] & 3) == 0;
-    const auto load_step = [&](int s) {
+    // Plane p of the block (image plane zi + p, p >= 0) lies in group p / 8, slot group % kGroups.
+    const auto raw_plane = [&](int p) { return raw + ((p >> 3) % kGroups * kSlabGroup + (p & 7)) * kPlaneRaw; };
+    // Groups `group` .. `group` + N - 1 (N = 2: both of a step, in slots 0 and 1).
+    const auto load_groups = [&](int group, auto n) {
+        constexpr int N = decltype(n)::value;
+        float* slot = raw + (Lcc ? group % kGroups : 0) * kSlabGroup * kPlaneRaw;
         if (aligned)
-            slab_detail::copy_planes<4>(raw, image, g, zi + s * kSlabPlanes, yi, xa);
+            slab_detail::copy_planes<4, N * kSlabGroup>(slot, image, g, zi + group * kSlabGroup, yi, xa);
         else
-            slab_detail::copy_planes<1>(raw, image, g, zi + s * kSlabPlanes, yi, xa);
+            slab_detail::copy_planes<1, N * kSlabGroup>(slot, image, g, zi + group * kSlabGroup, yi, xa);
         __pipeline_commit();
     };
-    load_step(0);
+    using One = std::integral_constant<int, 1>;
+    using Two = std::integral_constant<int, 2>;
+    if (Lcc) {
+        load_groups(0, One{});
+        load_groups(1, One{});
+    } else {
+        load_groups(0, Two{});
+    }
 
     // LCC: the transforms take the image centred (and scaled) by modes[0], the padding at zero.
-    const TileMode m0 = g.lcorr ? g.modes[0] : TileMode{0.f, 1.0, 1, 0.0, 0.0, 0.0};
+    const TileMode m0 = Lcc ? g.modes[0] : TileMode{0.f, 1.0, 1, 0.0, 0.0, 0.0};
     const bool centre = m0.c != 0.f || m0.scale != 1;
-    const double c0s = g.lcorr ? double(m0.c) * m0.scale : 0.0;
+    const double c0s = Lcc ? double(m0.c) * m0.scale : 0.0;
     unsigned cols_in;   // bit j: tile column j lies inside the image
     {
         const int lo = max(0, -xi), hi = min(kSlabFFT, g.S[2] - xi);
         cols_in = hi <= lo ? 0u : (hi >= 32 ? ~0u : (1u << hi) - 1u) & ~((1u << lo) - 1u);
     }
-    float4 tap[kSlabMaxT];   // this thread's bin of the template planes' spectra
+    // This thread's bin of the template planes' spectra: in registers throughout for
+    // convolution, loaded for each step's sums for LCC (the window sums need the registers).
+    float4 tap[kSlabMaxT];
+    const auto load_taps = [&] {
 #pragma unroll
-    for (int dz = 0; dz < kSlabMaxT; ++dz) tap[dz] = __ldg(xtaps + dz * kSlabSlots + tid);
+        for (int dz = 0; dz < kSlabMaxT; ++dz) tap[dz] = __ldg(xtaps + dz * kSlabSlots + tid);
+    };
+    if (!Lcc) load_taps();
     float2 acc[kSlabAcc];    // output planes 16 s - 7 .. 16 s + 15 at step s
 #pragma unroll
     for (int a = 0; a < kSlabAcc; ++a) acc[a] = {0.f, 0.f};
-    const int T0 = g.T[0];
+    const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
     float2* const bin = spec + (tid >> 5) * kSlabColPitch + lane;   // this thread's bin in plane 0
+
+    // LCC window sums: the factor rule of each mode; the output planes [u0, u1) of the block
+    // whose windows all lie inside the image (centred by modes[0]; the others plain); the
+    // output rows whose windows lie inside along y; this thread's plane sums at tile rows
+    // 2 warp and 2 warp + 1, column lane, in mode `wmode` (plain at first, the planes before
+    // the block's zero: the ring's third slot starts zeroed, as the group before the first).
+    __shared__ __align__(16) unsigned char wf_bytes[2 * sizeof(WindowFactor)];
+    const WindowFactor* wf = reinterpret_cast<const WindowFactor*>(wf_bytes);
+    int u0 = 0, u1 = 0;
+    unsigned rows_whole = 0;   // bit r: output row oy0 + r's window lies inside along y
+    double z1[2] = {0, 0}, z2[2] = {0, 0};
+    int wmode = 1;
+    float wc = 0.f;     // modes[wmode]'s centre and scale
+    double wscale = 1;
+    if (Lcc) {
+        wc = g.modes[1].c;
+        wscale = g.modes[1].scale;
+        if (tid < 2) reinterpret_cast<WindowFactor*>(wf_bytes)[tid] = WindowFactor(g.modes[tid], m0, g.n);
+        const int hy = min(oy0 + kSlabOut, g.O[1]), hx = min(ox0 + kSlabOut, g.O[2]);
+        if (oy0 >= g.P[1] && hy <= g.S[1] - T1 + g.P[1] + 1 && ox0 >= g.P[2] && hx <= g.S[2] - T2 + g.P[2] + 1) {
+            u0 = max(0, g.P[0] - q0);
+            u1 = min(nq, g.S[0] - T0 + g.P[0] + 1 - q0);
+        }
+        for (int r = 0; r < kSlabOut; ++r) {
+            int lo, hi;
+            window_inside(g, 1, oy0 + r, lo, hi);
+            rows_whole |= unsigned(lo == 0 && hi == T1) << r;
+        }
+        float* third = raw + 2 * kSlabGroup * kPlaneRaw;
+        for (int i = tid; i < kSlabGroup * kPlaneRaw; i += kSlabThreads) third[i] = 0.f;
+    }
 
     const int steps = (nq + kSlabMaxT - 1 + kSlabPlanes - 1) / kSlabPlanes;
     for (int s = 0; s < steps; ++s) {
         __pipeline_wait_prior(0);
         __syncthreads();   // the step's tiles are in; the previous step's outputs are out
-        if (g.lcorr) {
-            // The factors slab_factors left for the output plane this warp completes this step
-            // (16 s - 7 + warp): in flight during the transforms and sums, read from shared
-            // memory by the output stores (loads there would stall every warp at the next
-            // barrier). Lanes along the rows: coalesced.
-            const int u = s * kSlabPlanes - (kSlabMaxT - 1) + warp, ox = ox0 + lane;
-            if (u >= 0 && u < nq && lane < kSlabOut && ox < g.O[2]) {
-                const float* src = out + (int64_t(q0 + u) * g.O[1] + oy0) * g.O[2] + ox;
-                float* dst = factors + warp * kSlabOut * kSlabOut + lane;
-                const int rows = min(kSlabOut, g.O[1] - oy0);
-                for (int r = 0; r < rows; ++r)
-                    __pipeline_memcpy_async(dst + r * kSlabOut, src + int64_t(r) * g.O[2], sizeof(float));
+        if (Lcc) {
+            // 0. The window sums and factors of output planes u = 16 s - 7 + j, j = 0..15 (the
+            // ones warp j stores this step): plane u + T0 - 1 enters the plane sums, u - 1
+            // leaves; row sums in two buffers (in the spectra, free until the transforms), one
+            // barrier per plane.
+            // Planes sit in the ring at (plane mod 24): il the one leaving, ie the one entering.
+            constexpr int kRing = kGroups * kSlabGroup;
+            int il = (s * kSlabPlanes + kRing - kSlabGroup) % kRing, ie = (il + T0) % kRing;
+            const float* const col = raw + 2 * warp * kSlabRawPitch + shift + lane;   // tile row 2 warp, column lane
+            const auto next = [&](int& i) { i = i + 1 == kRing ? 0 : i + 1; };
+            // Output plane u's sums: running, or afresh over planes u .. u + T0 - 1 where the
+            // mode changes (once or twice a block).
+            const auto plane_sums = [&](int u) {
+                const int mode = u >= u0 && u < u1 ? 0 : 1;
+                if (mode != wmode) {
+                    wmode = mode;
+                    wc = g.modes[mode].c;
+                    wscale = g.modes[mode].scale;
+#pragma unroll
+                    for (int r = 0; r < 2; ++r) {
+                        z1[r] = z2[r] = 0;
+                        for (int dz = 0; dz < T0; ++dz) {
+                            const float x = col[((il + 1 + dz) % kRing) * kPlaneRaw + r * kSlabRawPitch];
+                            const double v = wscale != 1 ? double(float((double(x) - double(wc)) * wscale)) : double(x - wc);
+                            z1[r] += v;
+                            z2[r] = fma(v, v, z2[r]);
+                        }
+                    }
+                } else if (wscale != 1) {
+                    slab_detail::plane_sums_step<true>(col + ie * kPlaneRaw, col + il * kPlaneRaw, wc, wscale, z1, z2);
+                } else {
+                    slab_detail::plane_sums_step<false>(col + ie * kPlaneRaw, col + il * kPlaneRaw, wc, wscale, z1, z2);
+                }
+                next(il);
+                next(ie);
+                return mode;
+            };
+            // Two output planes per barrier: row sums in two pairs of buffers (in the spectra,
+            // free until the transforms).
+            double2* const hbuf = reinterpret_cast<double2*>(spec);
+            constexpr int kHPlane = kSlabFFT * kSlabOut;   // double2 per plane's row sums
+            for (int jj = 0; jj < kSlabPlanes / 2; ++jj) {
+                const int ua = s * kSlabPlanes - (kSlabMaxT - 1) + 2 * jj;
+                double a[4], b[4];
+                const int ma = plane_sums(ua);
+                a[0] = z1[0], a[1] = z1[1], b[0] = z2[0], b[1] = z2[1];
+                const int mb = plane_sums(ua + 1);
+                a[2] = z1[0], a[3] = z1[1], b[2] = z2[0], b[3] = z2[1];
+                slab_detail::column_sums(a, b, T2);
+                double2* const hb = hbuf + (jj & 1) * 2 * kHPlane;
+                if (lane < kSlabOut) {
+#pragma unroll
+                    for (int r = 0; r < 4; ++r) hb[(r >> 1) * kHPlane + (2 * warp + (r & 1)) * kSlabOut + lane] = {a[r], b[r]};
+                }
+                __syncthreads();
+                // The leaving group's slot is free now: the next step's first group flies.
+                if (jj + 1 == kSlabPlanes / 2 && s + 1 < steps) load_groups(2 * s + 2, One{});
+                if (tid < 2 * kSlabWinTasks) {
+                    // Output rows y .. y + 2 of column x of plane ua + p: the rows' sums share
+                    // rows 2 .. T1 - 1 (a tree, zeros beyond); ends added per row.
+                    const int p = tid >= kSlabWinTasks, t = tid - p * kSlabWinTasks;
+                    const int run = t / kSlabOut, x = t - run * kSlabOut, y = 3 * run;
+                    const double2* h = hb + p * kHPlane + y * kSlabOut + x;
+                    double2 v[kSlabMaxT];
+#pragma unroll
+                    for (int k = 0; k < kSlabMaxT; ++k) v[k] = k < T1 ? h[k * kSlabOut] : double2{0, 0};
+                    const double m1 = ((v[2].x + v[3].x) + (v[4].x + v[5].x)) + (v[6].x + v[7].x);
+                    const double m2 = ((v[2].y + v[3].y) + (v[4].y + v[5].y)) + (v[6].y + v[7].y);
+                    const double a1 = v[1].x + m1, a2 = v[1].y + m2;   // rows 1 .. T1 - 1
+                    const WindowFactor& f = wf[p ? mb : ma];
+                    float* fo = factors + ((2 * jj + p) * kSlabOut + y) * kSlabOut + x;
+                    fo[0] = f(v[0].x + a1, v[0].y + a2);
+                    if (y + 1 < kSlabOut) {
+                        const double2 e1 = h[T1 * kSlabOut], e2 = h[(T1 + 1) * kSlabOut];
+                        const double2 b1 = T1 > 1 ? e1 : double2{0, 0};   // row T1 beyond row 1
+                        fo[kSlabOut] = f(a1 + e1.x, a2 + e1.y);
+                        fo[2 * kSlabOut] = f((m1 + b1.x) + e2.x, (m2 + b1.y) + e2.y);
+                    }
+                }
             }
-            __pipeline_commit();
+            __syncthreads();   // the row sums are read: the transforms may write the spectra
         }
         // Row transforms: warp = input plane of the step, lane = tile row.
         float2* const plane = spec + warp * kSlabPlaneSpec;
         {
             const int z = zi + s * kSlabPlanes + warp, y = yi + lane;
             float r[kSlabRawPitch], v[kSlabFFT];
-            const float4* src = reinterpret_cast<const float4*>(raw + (warp * kSlabFFT + lane) * kSlabRawPitch);
+            const int slot = Lcc ? (2 * s + (warp >> 3)) % kGroups : warp >> 3;   // convolution: always 0, 1
+            const float4* src = reinterpret_cast<const float4*>(raw + (slot * kSlabGroup + (warp & 7)) * kPlaneRaw +
+                                                                lane * kSlabRawPitch);
 #pragma unroll
             for (int q = 0; q < kSlabRawPitch / 4; ++q) {
                 const float4 t = src[q];
@@ -222,8 +409,15 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
             for (int m = 0; m < 16; ++m) col[2 * m + h] = o[m];
         }
         __syncthreads();
-        if (s + 1 < steps) load_step(s + 1);   // the raw tiles are read: the next step's copies fly now
+        // The step's raw tiles are read: the next step's (second) group flies now.
+        if (s + 1 < steps) {
+            if (Lcc)
+                load_groups(2 * s + 3, One{});
+            else
+                load_groups(2 * s + 2, Two{});
+        }
 
+        if (Lcc) load_taps();
         // The sums over the template's planes: input plane j of the step meets tap plane dz in
         // output plane 16 s + j - dz, accumulator j - dz + 7; the first 16 are complete after
         // the step, each thread storing its own bin in place of the inputs it read.
@@ -247,7 +441,6 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
         for (int k = 0; k < kSlabPlanes; ++k) bin[k * kSlabPlaneSpec] = acc[k];
 #pragma unroll
         for (int k = 0; k < kSlabAcc; ++k) acc[k] = k < kSlabMaxT - 1 ? acc[k + kSlabPlanes] : float2{0.f, 0.f};
-        if (g.lcorr) __pipeline_wait_prior(s + 1 < steps ? 1 : 0);   // the factors (the next tiles may fly on)
         __syncthreads();
 
         // Output plane u of the block: warp w takes the w-th completed plane.
@@ -291,7 +484,7 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
         if (lane >= kSlabOut || ox >= g.O[2]) continue;
         const int rows = min(kSlabOut, g.O[1] - oy0);
         const int64_t e0 = (int64_t(q) * g.O[1] + oy0) * g.O[2] + ox;
-        if (!g.lcorr) {
+        if (!Lcc) {
             for (int r = 0; r < rows; ++r) out[e0 + int64_t(r) * g.O[2]] = stage[r * kSlabOut + lane];
             continue;
         }
@@ -300,157 +493,34 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
         int lo[3], hi[3];
         window_inside(g, 0, q, lo[0], hi[0]);
         window_inside(g, 2, ox, lo[2], hi[2]);
-        const bool zx_whole = lo[0] == 0 && hi[0] == T0 && lo[2] == 0 && hi[2] == g.T[2];
+        const bool zx_whole = lo[0] == 0 && hi[0] == T0 && lo[2] == 0 && hi[2] == T2;
+        const unsigned whole = c0s == 0 ? ~0u : zx_whole ? rows_whole : 0u;   // bit r: no share
+        // Factors below zero mark windows to recompute (stored as 0 here, listed after).
         const float* f = factors + warp * kSlabOut * kSlabOut + lane;
-        for (int r = 0; r < rows; ++r) {
-            float num = stage[r * kSlabOut + lane];
-            if (c0s != 0) {
-                window_inside(g, 1, oy0 + r, lo[1], hi[1]);
-                if (!zx_whole || lo[1] != 0 || hi[1] != g.T[1]) num = float(double(num) - c0s * taps_outside(g, lo, hi));
+        const unsigned all = rows == 32 ? ~0u : (1u << rows) - 1u;
+        bool redo = false;
+        if ((whole & all) == all) {
+#pragma unroll 5
+            for (int r = 0; r < rows; ++r) {
+                const float fr = f[r * kSlabOut];
+                redo |= fr < 0.f;
+                out[e0 + int64_t(r) * g.O[2]] = fminf(fmaxf(stage[r * kSlabOut + lane] * fmaxf(fr, 0.f), -1.f), 1.f);
             }
-            const int64_t e = e0 + int64_t(r) * g.O[2];
-            float fr = f[r * kSlabOut];
-            if (fr < 0.f) {
-                g.redo[atomicAdd(g.redo_count, 1)] = int(e);
-                fr = 0.f;
-            }
-            out[e] = fminf(fmaxf(num * fr, -1.f), 1.f);
-        }
-    }
-}
-
-// LCC window sums and factors: block of kWinY x kWinX outputs marching along a chunk of
-// kWinChunk output planes; grid (x blocks, y blocks, chunks), kWinSharedBytes of dynamic shared
-// memory. Per output plane, in double:
-//   1. each thread owns patch positions tid, tid + 256, .. of the (kWinY + T1 - 1) x
-//      (kWinX + T2 - 1) patch and keeps the sums over the window's planes of x and x^2 (the
-//      plane that enters added, the one that leaves subtracted; their raw values loaded a plane
-//      ahead);
-//   2. per patch row and run of kWinRunX output columns the sums over T2 columns (running);
-//   3. per output column and run of kWinRunY rows the sums over T1 rows (running), then each
-//      output's WindowFactor, which waits in the output for slab_frame.
-// Two buffers of each stage: two barriers per plane.
-__global__ void __launch_bounds__(kWinThreads, 2) slab_factors(PlanesParams g)
-{
-    extern __shared__ double2 win_shared[];
-    double2* const zsum = win_shared;                    // [2][kWinPatch]
-    double2* const hsum = win_shared + 2 * kWinPatch;    // [2][kWinHRows][kWinX]
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int T0 = g.T[0], T1 = g.T[1], T2 = g.T[2];
-    const int pw = kWinX + T2 - 1, ph = kWinY + T1 - 1, patch = pw * ph;
-    const int x0 = blockIdx.x * kWinX, y0 = blockIdx.y * kWinY, q0 = blockIdx.z * kWinChunk;
-    const int nq = min(kWinChunk, g.O[0] - q0);
-
-    // Centred by modes[0] when every real output's window lies inside the image, else modes[1].
-    bool inside = true;
-    {
-        const int lo[3] = {q0, y0, x0};
-        const int hi[3] = {q0 + nq, min(y0 + kWinY, g.O[1]), min(x0 + kWinX, g.O[2])};
-        for (int a = 0; a < 3; ++a) inside &= lo[a] >= g.P[a] && hi[a] <= g.S[a] - g.T[a] + g.P[a] + 1;
-    }
-    const TileMode m = g.modes[inside ? 0 : 1];
-    const WindowFactor factor_of(m, g.modes[0], g.n);
-    const bool scaled = m.scale != 1;
-
-    const float* __restrict__ image = g.frame->image;
-    const int64_t image_plane = int64_t(g.S[1]) * g.S[2];
-    int off[kWinOwned];   // the owned positions' offsets in an image plane
-    unsigned own = 0;     // bit j: position j is in the patch and inside the image along x and y
-#pragma unroll
-    for (int j = 0; j < kWinOwned; ++j) {
-        const int i = tid + j * kWinThreads, r = i / pw, col = i - r * pw;
-        const int y = y0 - g.P[1] + r, x = x0 - g.P[2] + col;
-        const bool ok = i < patch && y >= 0 && y < g.S[1] && x >= 0 && x < g.S[2];
-        off[j] = ok ? y * g.S[2] + x : 0;
-        own |= unsigned(ok) << j;
-    }
-    // The raw values of plane z at the owned positions (zero outside the image), and a raw
-    // value centred as rows_frame centres its box.
-    const auto load = [&](int z, float (&v)[kWinOwned]) {
-        const bool in = z >= 0 && z < g.S[0];
-        const float* plane = image + (in ? z : 0) * image_plane;
-#pragma unroll
-        for (int j = 0; j < kWinOwned; ++j) v[j] = in && (own >> j & 1u) ? __ldg(plane + off[j]) : 0.f;
-    };
-    const auto centred = [&](float raw, int j, bool in) -> double {
-        const float v = scaled ? float((double(raw) - double(m.c)) * m.scale) : raw - m.c;
-        return in && (own >> j & 1u) ? double(v) : 0.0;
-    };
-    const int zw = q0 - g.P[0];   // the first window's first plane
-    const auto in_image = [&](int z) { return z >= 0 && z < g.S[0]; };
-    double z1[kWinOwned], z2[kWinOwned];
-#pragma unroll
-    for (int j = 0; j < kWinOwned; ++j) z1[j] = z2[j] = 0;
-    for (int a = 0; a < T0; ++a) {
-        float v[kWinOwned];
-        load(zw + a, v);
-#pragma unroll
-        for (int j = 0; j < kWinOwned; ++j) {
-            const double c = centred(v[j], j, in_image(zw + a));
-            z1[j] += c;
-            z2[j] = fma(c, c, z2[j]);
-        }
-    }
-    float enter[kWinOwned], leave[kWinOwned];   // plane u + 1's
-    if (nq > 1) {
-        load(zw + T0, enter);
-        load(zw, leave);
-    }
-
-    const int hrun = tid / ph, hrow = tid - hrun * ph;   // the horizontal task (rows fastest: bank-free)
-    const int ox = x0 + lane, vrow = warp * kWinRunY;    // the vertical task
-    for (int u = 0; u < nq; ++u) {
-        if (u > 0) {
-            const bool ein = in_image(zw + u + T0 - 1), lin = in_image(zw + u - 1);
-#pragma unroll
-            for (int j = 0; j < kWinOwned; ++j) {
-                const double e = centred(enter[j], j, ein), l = centred(leave[j], j, lin);
-                z1[j] += e - l;
-                z2[j] += fma(e, e, -(l * l));
-            }
-            if (u + 1 < nq) {
-                load(zw + u + T0, enter);
-                load(zw + u, leave);
-            }
-        }
-        double2* zb = zsum + (u & 1) * kWinPatch;
-#pragma unroll
-        for (int j = 0; j < kWinOwned; ++j)
-            if (tid + j * kWinThreads < patch) zb[tid + j * kWinThreads] = {z1[j], z2[j]};
-        __syncthreads();
-        double2* hb = hsum + (u & 1) * kWinHRows * kWinX;
-        if (hrun < kWinX / kWinRunX) {
-            const double2* src = zb + hrow * pw + hrun * kWinRunX;
-            double2* dst = hb + hrow * kWinX + hrun * kWinRunX;
-            double a1 = 0, a2 = 0;
-#pragma unroll
-            for (int j = 0; j < kSlabMaxT; ++j)
-                if (j < T2) a1 += src[j].x, a2 += src[j].y;
-            dst[0] = {a1, a2};
-#pragma unroll
-            for (int x = 1; x < kWinRunX; ++x) {
-                a1 = (a1 + src[x + T2 - 1].x) - src[x - 1].x;
-                a2 = (a2 + src[x + T2 - 1].y) - src[x - 1].y;
-                dst[x] = {a1, a2};
-            }
-        }
-        __syncthreads();
-        if (ox < g.O[2]) {
-            const double2* src = hb + vrow * kWinX + lane;
-            double s1 = 0, s2 = 0;
-#pragma unroll
-            for (int i = 0; i < kSlabMaxT; ++i)
-                if (i < T1) s1 += src[i * kWinX].x, s2 += src[i * kWinX].y;
-            float* o = g.frame->out + (int64_t(q0 + u) * g.O[1] + y0 + vrow) * g.O[2] + ox;
-#pragma unroll
-            for (int i = 0; i < kWinRunY; ++i) {
-                if (i > 0) {
-                    s1 = (s1 + src[(i + T1 - 1) * kWinX].x) - src[(i - 1) * kWinX].x;
-                    s2 = (s2 + src[(i + T1 - 1) * kWinX].y) - src[(i - 1) * kWinX].y;
+        } else {
+            for (int r = 0; r < rows; ++r) {
+                float num = stage[r * kSlabOut + lane];
+                if (!(whole >> r & 1u)) {
+                    window_inside(g, 1, oy0 + r, lo[1], hi[1]);
+                    num = float(double(num) - c0s * taps_outside(g, lo, hi));
                 }
-                if (y0 + vrow + i < g.O[1]) o[int64_t(i) * g.O[2]] = factor_of(s1, s2);
+                const float fr = f[r * kSlabOut];
+                redo |= fr < 0.f;
+                out[e0 + int64_t(r) * g.O[2]] = fminf(fmaxf(num * fmaxf(fr, 0.f), -1.f), 1.f);
             }
         }
+        if (redo)
+            for (int r = 0; r < rows; ++r)
+                if (f[r * kSlabOut] < 0.f) g.redo[atomicAdd(g.redo_count, 1)] = int(e0 + int64_t(r) * g.O[2]);
     }
 }
 
