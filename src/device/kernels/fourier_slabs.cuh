@@ -118,61 +118,52 @@ __device__ __forceinline__ void pick_row(const float (&r)[kSlabRawPitch], float 
     for (int j = 0; j < kSlabFFT; ++j) v[j] = r[j + Shift];
 }
 
-// The sums over T2 (1..8) consecutive columns starting at this lane's, of a[r] and b[r] (N
-// rows; valid for lanes up to 32 - T2): runs of 1, 2, 4, 8 columns by doubling, those of T2's
-// binary digits added at their offsets (straight shuffles for T2 = 8).
-template <int N>
-__device__ __forceinline__ void column_sums(double (&a)[N], double (&b)[N], int T2)
+// The sums over T2 (1..8) consecutive columns of a tile row whose columns 2 i and 2 i + 1 are
+// lane i's of a half warp (za, zb; x and x^2 in .x and .y): in place, the sums starting at
+// this lane's columns (valid up to column 32 - T2). For T2 = 8 from runs of 2 and 4 columns
+// (three shuffles a value), else from the 9 columns gathered.
+__device__ __forceinline__ double shfl_down16(double v, int d) { return __shfl_down_sync(~0u, v, d, 16); }
+
+__device__ __forceinline__ void column_sums(double2& za, double2& zb, int T2)
 {
     if (T2 == kSlabMaxT) {
-#pragma unroll
-        for (int len = 1; len < kSlabMaxT; len *= 2)
-#pragma unroll
-            for (int r = 0; r < N; ++r) {
-                a[r] += __shfl_down_sync(~0u, a[r], len);
-                b[r] += __shfl_down_sync(~0u, b[r], len);
-            }
+        const double p1 = za.x + zb.x, p2 = za.y + zb.y;                              // columns 0, 1
+        const double n1 = shfl_down16(p1, 1), n2 = shfl_down16(p2, 1);              // 2, 3
+        const double q1 = p1 + n1, q2 = p2 + n2;                                     // 0 .. 3
+        const double r1 = shfl_down16(q1, 2), r2 = shfl_down16(q2, 2);              // 4 .. 7
+        const double e1 = shfl_down16(za.x, 4), e2 = shfl_down16(za.y, 4);          // 8
+        zb = {((zb.x + n1) + r1) + e1, ((zb.y + n2) + r2) + e2};
+        za = {q1 + r1, q2 + r2};
         return;
     }
-    double h1[N], h2[N];
+    double c1[kSlabMaxT + 1], c2[kSlabMaxT + 1];   // columns 0 .. 8 from here
+    c1[0] = za.x, c2[0] = za.y, c1[1] = zb.x, c2[1] = zb.y;
 #pragma unroll
-    for (int r = 0; r < N; ++r) h1[r] = h2[r] = 0;
-    int off = 0;
-#pragma unroll
-    for (int k = 0; k < 3; ++k) {
-        const int len = 1 << k;
-        if (T2 & len) {
-#pragma unroll
-            for (int r = 0; r < N; ++r) {
-                h1[r] += off ? __shfl_down_sync(~0u, a[r], off) : a[r];
-                h2[r] += off ? __shfl_down_sync(~0u, b[r], off) : b[r];
-            }
-            off += len;
-        }
-        if ((T2 >> (k + 1)) == 0) break;
-#pragma unroll
-        for (int r = 0; r < N; ++r) {
-            a[r] += __shfl_down_sync(~0u, a[r], len);
-            b[r] += __shfl_down_sync(~0u, b[r], len);
-        }
+    for (int k = 1; k <= kSlabMaxT / 2; ++k) {
+        c1[2 * k] = shfl_down16(za.x, k), c2[2 * k] = shfl_down16(za.y, k);
+        if (2 * k + 1 <= kSlabMaxT) c1[2 * k + 1] = shfl_down16(zb.x, k), c2[2 * k + 1] = shfl_down16(zb.y, k);
     }
+    double a1 = 0, a2 = 0, b1 = 0, b2 = 0;
 #pragma unroll
-    for (int r = 0; r < N; ++r) a[r] = h1[r], b[r] = h2[r];
+    for (int k = 0; k < kSlabMaxT; ++k)
+        if (k < T2) a1 += c1[k], a2 += c2[k], b1 += c1[k + 1], b2 += c2[k + 1];
+    za = {a1, a2};
+    zb = {b1, b2};
 }
 
-// One step of the plane sums at two tile rows: value e enters, l leaves (both centred in
-// double, as the rows solver centres its box).
+// One step of the plane sums at two tile positions (p and p + 1): the value that enters added,
+// the one that leaves subtracted (both centred in double, as the rows solver centres its box).
 template <bool Scaled>
 __device__ __forceinline__ void plane_sums_step(const float* enter, const float* leave, float c, double scale,
-                                                double (&z1)[2], double (&z2)[2])
+                                                double2 (&z)[2])
 {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        const float re = enter[r * kSlabRawPitch], rl = leave[r * kSlabRawPitch];
+        const float re = enter[r], rl = leave[r];
         const double e = Scaled ? double(float((double(re) - double(c)) * scale)) : double(re - c);
         const double l = Scaled ? double(float((double(rl) - double(c)) * scale)) : double(rl - c);
-        z1[r] += e - l;
-        z2[r] += fma(e, e, -(l * l));
+        z[r].x += e - l;
+        z[r].y += fma(e, e, -(l * l));
     }
 }
 
@@ -245,14 +236,15 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
 
     // LCC window sums: the factor rule of each mode; the output planes [u0, u1) of the block
     // whose windows all lie inside the image (centred by modes[0]; the others plain); the
-    // output rows whose windows lie inside along y; this thread's plane sums at tile rows
-    // 2 warp and 2 warp + 1, column lane, in mode `wmode` (plain at first, the planes before
-    // the block's zero: the ring's third slot starts zeroed, as the group before the first).
+    // output rows whose windows lie inside along y; this thread's plane sums (x, x^2) at tile
+    // row 2 warp + lane / 16, columns 2 (lane % 16) and the next, in mode `wmode` (plain at
+    // first, the planes before the block's zero: the ring's third slot starts zeroed, as the
+    // group before the first).
     __shared__ __align__(16) unsigned char wf_bytes[2 * sizeof(WindowFactor)];
     const WindowFactor* wf = reinterpret_cast<const WindowFactor*>(wf_bytes);
     int u0 = 0, u1 = 0;
     unsigned rows_whole = 0;   // bit r: output row oy0 + r's window lies inside along y
-    double z1[2] = {0, 0}, z2[2] = {0, 0};
+    double2 z[2] = {{0, 0}, {0, 0}};
     int wmode = 1;
     float wc = 0.f;     // modes[wmode]'s centre and scale
     double wscale = 1;
@@ -286,7 +278,8 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
             // Planes sit in the ring at (plane mod 24): il the one leaving, ie the one entering.
             constexpr int kRing = kGroups * kSlabGroup;
             int il = (s * kSlabPlanes + kRing - kSlabGroup) % kRing, ie = (il + T0) % kRing;
-            const float* const col = raw + 2 * warp * kSlabRawPitch + shift + lane;   // tile row 2 warp, column lane
+            const int wy = 2 * warp + (lane >> 4), wx = 2 * (lane & 15);   // this thread's tile row and column
+            const float* const col = raw + wy * kSlabRawPitch + shift + wx;
             const auto next = [&](int& i) { i = i + 1 == kRing ? 0 : i + 1; };
             // Output plane u's sums: running, or afresh over planes u .. u + T0 - 1 where the
             // mode changes (once or twice a block).
@@ -298,18 +291,18 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
                     wscale = g.modes[mode].scale;
 #pragma unroll
                     for (int r = 0; r < 2; ++r) {
-                        z1[r] = z2[r] = 0;
+                        z[r] = {0, 0};
                         for (int dz = 0; dz < T0; ++dz) {
-                            const float x = col[((il + 1 + dz) % kRing) * kPlaneRaw + r * kSlabRawPitch];
+                            const float x = col[((il + 1 + dz) % kRing) * kPlaneRaw + r];
                             const double v = wscale != 1 ? double(float((double(x) - double(wc)) * wscale)) : double(x - wc);
-                            z1[r] += v;
-                            z2[r] = fma(v, v, z2[r]);
+                            z[r].x += v;
+                            z[r].y = fma(v, v, z[r].y);
                         }
                     }
                 } else if (wscale != 1) {
-                    slab_detail::plane_sums_step<true>(col + ie * kPlaneRaw, col + il * kPlaneRaw, wc, wscale, z1, z2);
+                    slab_detail::plane_sums_step<true>(col + ie * kPlaneRaw, col + il * kPlaneRaw, wc, wscale, z);
                 } else {
-                    slab_detail::plane_sums_step<false>(col + ie * kPlaneRaw, col + il * kPlaneRaw, wc, wscale, z1, z2);
+                    slab_detail::plane_sums_step<false>(col + ie * kPlaneRaw, col + il * kPlaneRaw, wc, wscale, z);
                 }
                 next(il);
                 next(ie);
@@ -321,16 +314,18 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
             constexpr int kHPlane = kSlabFFT * kSlabOut;   // double2 per plane's row sums
             for (int jj = 0; jj < kSlabPlanes / 2; ++jj) {
                 const int ua = s * kSlabPlanes - (kSlabMaxT - 1) + 2 * jj;
-                double a[4], b[4];
                 const int ma = plane_sums(ua);
-                a[0] = z1[0], a[1] = z1[1], b[0] = z2[0], b[1] = z2[1];
+                double2 hs[4] = {z[0], z[1]};
                 const int mb = plane_sums(ua + 1);
-                a[2] = z1[0], a[3] = z1[1], b[2] = z2[0], b[3] = z2[1];
-                slab_detail::column_sums(a, b, T2);
+                hs[2] = z[0], hs[3] = z[1];
+                slab_detail::column_sums(hs[0], hs[1], T2);
+                slab_detail::column_sums(hs[2], hs[3], T2);
                 double2* const hb = hbuf + (jj & 1) * 2 * kHPlane;
-                if (lane < kSlabOut) {
-#pragma unroll
-                    for (int r = 0; r < 4; ++r) hb[(r >> 1) * kHPlane + (2 * warp + (r & 1)) * kSlabOut + lane] = {a[r], b[r]};
+                if (wx < kSlabOut) {
+                    double2* const o = hb + wy * kSlabOut + wx;
+                    o[0] = hs[0];
+                    o[kHPlane] = hs[2];
+                    if (wx + 1 < kSlabOut) o[1] = hs[1], o[kHPlane + 1] = hs[3];
                 }
                 __syncthreads();
                 // The leaving group's slot is free now: the next step's first group flies.
@@ -495,28 +490,23 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
         window_inside(g, 2, ox, lo[2], hi[2]);
         const bool zx_whole = lo[0] == 0 && hi[0] == T0 && lo[2] == 0 && hi[2] == T2;
         const unsigned whole = c0s == 0 ? ~0u : zx_whole ? rows_whole : 0u;   // bit r: no share
+        // The share for the rows that need it (all where the window reaches the padding along
+        // z or x, the first and last ones along y), in place in the stage; then the stores.
+        const unsigned all = (1u << rows) - 1u;
+        for (unsigned need = ~whole & all; need != 0; need &= need - 1) {
+            const int r = __ffs(need) - 1;
+            window_inside(g, 1, oy0 + r, lo[1], hi[1]);
+            float& num = stage[r * kSlabOut + lane];
+            num = float(double(num) - c0s * taps_outside(g, lo, hi));
+        }
         // Factors below zero mark windows to recompute (stored as 0 here, listed after).
         const float* f = factors + warp * kSlabOut * kSlabOut + lane;
-        const unsigned all = rows == 32 ? ~0u : (1u << rows) - 1u;
         bool redo = false;
-        if ((whole & all) == all) {
 #pragma unroll 5
-            for (int r = 0; r < rows; ++r) {
-                const float fr = f[r * kSlabOut];
-                redo |= fr < 0.f;
-                out[e0 + int64_t(r) * g.O[2]] = fminf(fmaxf(stage[r * kSlabOut + lane] * fmaxf(fr, 0.f), -1.f), 1.f);
-            }
-        } else {
-            for (int r = 0; r < rows; ++r) {
-                float num = stage[r * kSlabOut + lane];
-                if (!(whole >> r & 1u)) {
-                    window_inside(g, 1, oy0 + r, lo[1], hi[1]);
-                    num = float(double(num) - c0s * taps_outside(g, lo, hi));
-                }
-                const float fr = f[r * kSlabOut];
-                redo |= fr < 0.f;
-                out[e0 + int64_t(r) * g.O[2]] = fminf(fmaxf(num * fmaxf(fr, 0.f), -1.f), 1.f);
-            }
+        for (int r = 0; r < rows; ++r) {
+            const float fr = f[r * kSlabOut];
+            redo |= fr < 0.f;
+            out[e0 + int64_t(r) * g.O[2]] = fminf(fmaxf(stage[r * kSlabOut + lane] * fmaxf(fr, 0.f), -1.f), 1.f);
         }
         if (redo)
             for (int r = 0; r < rows; ++r)
