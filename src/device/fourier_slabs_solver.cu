@@ -8,6 +8,7 @@
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_slabs.cuh"
+#include "device/template_prep.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -68,6 +69,9 @@ public:
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
             (r = staged_.allocate(all)) != FLCC_SUCCESS)
             return r;
+        if ((r = last_.allocate(sizeof(float) * size_t(p_.templ_elems()))) != FLCC_SUCCESS ||
+            (r = prepared_.allocate(sizeof(int))) != FLCC_SUCCESS)
+            return r;
         if (lcorr && ((r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
                       (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
                       (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
@@ -114,13 +118,48 @@ public:
         slab_template_spectra(prepared.data(), T0, T1, T2, reinterpret_cast<float*>(staged));
         stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged + kSlabTapBytes);
         FLCC_CUDA_TRY(cudaMemcpyAsync(tmpl_.as<char>(), staged, tmpl_.bytes(), cudaMemcpyHostToDevice, work_stream()));
+        last_valid_ = false;
+        return FLCC_SUCCESS;
+    }
+
+    // A template in device memory: compared with the last one, and when it changed prepared,
+    // transformed and summed on the device in stream order (no host round trip, no wait).
+    bool prepares_device_templates() const override { return true; }
+
+    flcc_result set_device_template(const float* templ) override
+    {
+        DeviceGuard guard(p_.device);
+        if (!guard.ok()) return FLCC_DEVICE_ERROR;
+        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
+        char* t = tmpl_.as<char>();
+        float* taps = reinterpret_cast<float*>(t + kSlabTapBytes);
+        double* tap_sum = reinterpret_cast<double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
+        TemplatePrep prep{};
+        prep.user = templ;
+        prep.last = last_.as<float>();
+        prep.n = p_.templ_elems();
+        prep.rows = T0 * T1;
+        prep.cols = T2;
+        prep.tap_row = tap_row_;
+        prep.lcorr = p_.op == Op::lcorr;
+        prep.force = !last_valid_;
+        prep.check_finite = p_.check_finite;
+        prep.taps = taps;
+        prep.tap_sum = tap_sum;
+        prep.status = status();
+        prep.prepared = prepared_.as<int>();
+        FLCC_CUDA_TRY(enqueue_template_prep(prep, work_stream()));
+        slab_template_device<<<kSlabTemplateBlocks, kSlabTemplateThreads, 0, work_stream()>>>(
+            taps, tap_row_, T0, T1, T2, tmpl_.as<float4>(), tap_sum + 1, prepared_.as<int>());
+        FLCC_CUDA_TRY(cudaGetLastError());
+        last_valid_ = true;
         return FLCC_SUCCESS;
     }
 
     int64_t memory_bytes() const override
     {
         int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&tmpl_, &redo_}) b += int64_t(d->bytes());
+        for (const DeviceBuffer* d : {&tmpl_, &redo_, &last_}) b += int64_t(d->bytes());
         return b;
     }
 
@@ -153,6 +192,9 @@ private:
     DeviceBuffer tmpl_;     // the planes' spectra, the taps, their sum and prefix sums (set_template)
     DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute
     PinnedBuffer staged_;   // tmpl_'s uploads
+    DeviceBuffer last_;     // the device template last prepared (set_device_template)
+    DeviceBuffer prepared_; // set by its preparation: 1 when the template changed
+    bool last_valid_ = false;   // false: the template came from the host since
     SlabParams params_{};
     FrameGraph graph_;
 };

@@ -21,6 +21,7 @@ __global__ void __launch_bounds__(kPrepThreads) prepare_template(TemplatePrep t)
     const int tid = threadIdx.x;
     const int64_t n = t.n;
 
+    if (t.prepared != nullptr && tid == 0) *t.prepared = 0;
     // 1. Unchanged (bit for bit, as the host's memcmp) means no template work.
     if (!t.force) {
         if (tid == 0) changed = 0;
@@ -81,7 +82,10 @@ __global__ void __launch_bounds__(kPrepThreads) prepare_template(TemplatePrep t)
         part += v;
     }
     const double sum = block_sum(part, scratch);
-    if (tid == 0) *t.tap_sum = sum;
+    if (tid == 0) {
+        *t.tap_sum = sum;
+        if (t.prepared != nullptr) *t.prepared = 1;
+    }
     for (int64_t i = tid; i < n; i += kPrepThreads) t.last[i] = t.user[i];
 }
 

@@ -25,6 +25,8 @@ struct TemplatePrep {
     float* taps;         // rows x tap_row floats
     double* tap_sum;     // their sum
     int* status;         // non-finite flag (see DeviceExecutor::status)
+    int* prepared;       // optional: set to 1 when the taps were prepared, else 0 (for kernels
+                         // that derive more from the taps, in stream order after this one)
 };
 
 // Enqueues the comparison and, when needed, the preparation on `stream`.

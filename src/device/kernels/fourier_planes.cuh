@@ -105,17 +105,23 @@ static __global__ void stats_reset(PlanesParams g)
 }
 
 // Statistics of the whole image (every image value lies in some window, whatever the region):
-// a grid-stride pass merged by atomics, min and max on the ordered-int image of floats.
+// a grid-stride pass merged by atomics, min and max on the ordered-int image of floats. Four
+// values a round, their loads in flight together.
 static __global__ void image_stats(PlanesParams g, int64_t count)
 {
     __shared__ double scratch[kScratchDoubles];
     const float* __restrict__ image = g.frame->image;
     detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
     const int64_t step = int64_t(gridDim.x) * blockDim.x;
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step) {
-        const float v = image[i];
-        add_value(st, v);
+    int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; i + 3 * step < count; i += 4 * step) {
+        float v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = image[i + k * step];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) add_value(st, v[k]);
     }
+    for (; i < count; i += step) add_value(st, image[i]);
     const detail::Stats s = detail::block_reduce(st, scratch);
     if (threadIdx.x == 0 && s.count > 0) {
         detail::Stats* d = g.stats;

@@ -514,4 +514,62 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
     }
 }
 
+// A device template's spectra and prefix sums, in stream order after prepare_template
+// (template_prep.cu), and only when it prepared the taps (*prepared): kSlabTemplateBlocks blocks
+// of a quarter plane's slots, a thread per slot, a direct DFT over the plane's taps in double
+// from a table of the 32 roots (the host's slab_template_spectra sums the same terms
+// separably); the last block the prefix sums taps_outside reads (tap_prefix_sums' values,
+// summed along one axis at a time). kSlabTemplateThreads threads.
+constexpr int kSlabTemplateThreads = kSlabSlots / 4;
+constexpr int kSlabTemplateBlocks = kSlabMaxT * 4 + 1;
+__global__ void __launch_bounds__(kSlabTemplateThreads)
+    slab_template_device(const float* __restrict__ taps, int tap_row, int T0, int T1, int T2, float4* spectra,
+                         double* prefix, const int* prepared)
+{
+    if (*prepared == 0) return;
+    __shared__ double wc[kSlabFFT], ws[kSlabFFT];
+    __shared__ float plane[kSlabMaxT * kSlabMaxT];
+    __shared__ double q[(kSlabMaxT + 1) * (kSlabMaxT + 1) * (kSlabMaxT + 1)];
+    const int tid = threadIdx.x;
+    if (blockIdx.x < kSlabTemplateBlocks - 1) {
+        const int dz = blockIdx.x / 4, slot = blockIdx.x % 4 * kSlabTemplateThreads + tid;
+        if (tid < kSlabFFT) sincospi(tid / 16.0, &ws[tid], &wc[tid]);
+        if (dz < T0 && tid < T1 * T2) plane[tid] = taps[(dz * T1 + tid / T2) * tap_row + tid % T2];
+        __syncthreads();
+        const auto dft = [&](int kx, int ky, double& re, double& im) {
+            re = im = 0;
+            if (dz >= T0) return;
+            for (int dy = 0; dy < T1; ++dy)
+                for (int dx = 0; dx < T2; ++dx) {
+                    const double t = plane[dy * T2 + dx];
+                    const int m = (kx * dx + ky * dy) & (kSlabFFT - 1);
+                    re += t * wc[m];
+                    im -= t * ws[m];
+                }
+        };
+        float o[4];
+        slab_slot_factors(slot / kSlabFFT, slot % kSlabFFT, dft, o);
+        spectra[dz * kSlabSlots + slot] = make_float4(o[0], o[1], o[2], o[3]);
+        return;
+    }
+    const int s1 = T2 + 1, s0 = (T1 + 1) * s1, total = (T0 + 1) * s0;
+    for (int i = tid; i < total; i += kSlabTemplateThreads) {
+        const int a = i / s0, b = i / s1 % (T1 + 1), c = i % s1;
+        q[i] = a > 0 && b > 0 && c > 0 ? double(taps[((a - 1) * T1 + b - 1) * tap_row + c - 1]) : 0.0;
+    }
+    __syncthreads();
+    for (int i = tid; i < (T0 + 1) * (T1 + 1); i += kSlabTemplateThreads)   // along the columns
+        for (int c = 1; c <= T2; ++c) q[i * s1 + c] += q[i * s1 + c - 1];
+    __syncthreads();
+    for (int i = tid; i < (T0 + 1) * s1; i += kSlabTemplateThreads) {   // along the rows
+        const int base = i / s1 * s0 + i % s1;
+        for (int b = 1; b <= T1; ++b) q[base + b * s1] += q[base + (b - 1) * s1];
+    }
+    __syncthreads();
+    for (int i = tid; i < s0; i += kSlabTemplateThreads)   // along the planes
+        for (int a = 1; a <= T0; ++a) q[a * s0 + i] += q[(a - 1) * s0 + i];
+    __syncthreads();
+    for (int i = tid; i < total; i += kSlabTemplateThreads) prefix[i] = q[i];
+}
+
 }  // namespace flcc::device

@@ -6,6 +6,8 @@
 // holds F0(k), slot 32 - k holds F16(k), k = 1..15, slots 0 and 16 the real pairs).
 #pragma once
 
+#include <cuda_runtime.h>   // __host__ __device__
+
 #include <cmath>
 #include <cstddef>
 
@@ -16,6 +18,28 @@ constexpr int kSlabMaxT = 8;                           // template extent at mos
 constexpr int kSlabOut = kSlabFFT - kSlabMaxT + 1;     // outputs per tile along x and y (25)
 constexpr int kSlabCols = kSlabFFT / 2;                // spectrum columns per plane
 constexpr int kSlabSlots = kSlabCols * kSlabFFT;       // complex bins per plane (512)
+
+// The four factors of slot k of column c (see below) from the template plane's DFT T(kx, ky)
+// (exponent -, unnormalised; dft(kx, ky, re, im)), scaled by 1 / 2048.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable   // instantiated with host lambdas too (slab_template_spectra)
+#endif
+template <class Dft>
+__host__ __device__ inline void slab_slot_factors(int c, int k, Dft dft, float* o)
+{
+    const double s = 1.0 / 2048;
+    double re, im;
+    if (c == 0 && (k == 0 || k == 16)) {
+        double re16, im16;
+        dft(0, k, re, im);
+        dft(16, k, re16, im16);
+        o[0] = float(re * s), o[1] = 0.f, o[2] = float(re16 * s), o[3] = 0.f;
+        return;
+    }
+    const int kx = c == 0 && k > 16 ? 16 : c, ky = c == 0 && k > 16 ? kSlabFFT - k : k;
+    dft(kx, ky, re, im);
+    o[0] = float(re * s), o[1] = float(im * s), o[2] = float(re * s), o[3] = float(-im * s);
+}
 
 // Template spectra for the kernel, from the prepared taps (T0 x T1 x T2, dense; zero beyond,
 // up to kSlabMaxT planes): for each plane dz and slot (column c, bin k) of the layout above the
@@ -28,7 +52,7 @@ inline void slab_template_spectra(const float* taps, int T0, int T1, int T2, flo
     // Separable, from a table of the 32 roots of unity: per plane the rows' DFTs along x (17
     // bins), then those along y; a few tens of microseconds per template (set_template runs
     // per frame when the template changes).
-    const double pi = 3.14159265358979323846, s = 1.0 / 2048;
+    const double pi = 3.14159265358979323846;
     double wc[kSlabFFT], ws[kSlabFFT];
     for (int m = 0; m < kSlabFFT; ++m) wc[m] = std::cos(2 * pi * m / kSlabFFT), ws[m] = std::sin(2 * pi * m / kSlabFFT);
     for (int dz = 0; dz < kSlabMaxT; ++dz) {
@@ -51,17 +75,10 @@ inline void slab_template_spectra(const float* taps, int T0, int T1, int T2, flo
                         im[kx][ky] += ri[dy][kx] * wc[m] - rr[dy][kx] * ws[m];
                     }
         }
+        const auto dft = [&](int kx, int ky, double& r, double& i) { r = re[kx][ky], i = im[kx][ky]; };
         for (int c = 0; c < kSlabCols; ++c)
-            for (int k = 0; k < kSlabFFT; ++k) {
-                float* o = out + ((size_t(dz) * kSlabCols + c) * kSlabFFT + k) * 4;
-                if (c == 0 && (k == 0 || k == 16)) {
-                    o[0] = float(re[0][k] * s), o[1] = 0.f, o[2] = float(re[16][k] * s), o[3] = 0.f;
-                    continue;
-                }
-                const int kx = c == 0 && k > 16 ? 16 : c, ky = c == 0 && k > 16 ? kSlabFFT - k : k;
-                const double tr = re[kx][ky] * s, ti = im[kx][ky] * s;
-                o[0] = float(tr), o[1] = float(ti), o[2] = float(tr), o[3] = float(-ti);
-            }
+            for (int k = 0; k < kSlabFFT; ++k)
+                slab_slot_factors(c, k, dft, out + ((size_t(dz) * kSlabCols + c) * kSlabFFT + k) * 4);
     }
 }
 
