@@ -303,10 +303,12 @@ TEST_CASE("3D rows and slabs LCC and convolution: every template extent to 8, bl
 {
     // device.fourier3.rows: blocks of 8 x 16 x 25 outputs, each with its own box, row transforms
     // and window sums; device.fourier3.slabs: tiles of 25 x 25 outputs marching along chunks of
-    // planes, window-sum blocks of 32 x 8 outputs and 32 planes. Images here span several
-    // blocks along every axis, with blocks whose windows all lie inside the image (centred) and
-    // blocks at the padding (uncentred), every extent 1..8 on every axis, and the three regions;
-    // the rows of 50 and 80 values are 16-byte aligned, those of 77 (slabs' 4-byte copies) not.
+    // planes with their window sums (centred for the planes whose windows lie inside, plain at
+    // the padding, summed afresh where that changes). Images here span several blocks along
+    // every axis, with windows inside the image (centred) and at the padding (uncentred), every
+    // extent 1..8 on every axis (slabs' column sums: runs for 8, gathered columns below), and
+    // the three regions; the rows of 50 and 80 values are 16-byte aligned, those of 77 (slabs'
+    // 4-byte copies) not.
     if (skip_without_gpu()) return;
     using ref::Data;
     for (const char* name : {"device.fourier3.rows", "device.fourier3.slabs"})

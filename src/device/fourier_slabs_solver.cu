@@ -215,19 +215,19 @@ public:
         return tiles < (int64_t(1) << 31);
     }
 
-    // Measured at 256^3 / 8^3 (121 blocks of 17 steps, one wave; H100 for convolution, H200 for
-    // LCC): ~14 us per step of 16 input planes for convolution (0.258 ms a frame), ~20 us for LCC
-    // (the factors' copies and the padding's share at the outputs), the window sums ~18 ps per
-    // output (slab_factors, 0.33 ms), the statistics ~2.5 ps per image element, ~15 us of small
-    // kernels and graph overhead. Host-resident frames add their transfers, overlapped.
+    // Measured at 256^3 / 8^3 (121 blocks of 17 steps, one wave; H200, Nsight Compute): ~11 us
+    // per step of 16 input planes for convolution (slab_frame 187 us), ~31 us for LCC (529 us:
+    // the window sums march in the same kernel), the statistics ~1.7 ps per image element
+    // (29 us), ~15 us of small kernels (a changed device template's preparation ~14 us).
+    // Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const SlabGrid g = slab_grid(p, 132);
         const double blocks = double(g.tiles_x) * g.tiles_y * g.chunks, waves = std::ceil(blocks / 132.0);
         const double steps = std::ceil(double(g.chunk + kSlabMaxT - 1) / kSlabPlanes);
         const bool lcorr = p.op == Op::lcorr;
-        double t = waves * steps * (lcorr ? 20e-6 : 14e-6) + 15e-6;
-        if (lcorr) t += 18e-12 * double(p.out_elems()) + 2.5e-12 * double(p.image_elems());
+        double t = waves * steps * (lcorr ? 31e-6 : 11e-6) + 15e-6;
+        if (lcorr) t += 1.7e-12 * double(p.image_elems());
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
         if (!p.device_resident) t = std::max(t, bytes / 25e9);
         return t;
