@@ -2,6 +2,7 @@
 // both operations, the data classes of DESIGN.md), GPU against CPU, exact zeros, streams,
 // device pointers, a caller's stream, and recovery from running out of device memory.
 // Without a usable GPU every test case says so and is skipped.
+#include "adversarial.h"
 #include "device/kernels/fft32.h"
 #include "device/kernels/slab_layout.h"
 #include "helpers.h"
@@ -148,6 +149,48 @@ TEST_CASE("every GPU solver passes the LCC data classes, zero-variance panels ex
                 CHECK(out_of_range == 0);
             }
         }
+    }
+}
+
+TEST_CASE("every GPU solver on adversarial data: finite, bounded, exact zeros", "[device][numerics][adversarial]")
+{
+    // The host suite's adversarial kinds (huge and tiny scales, values near FLT_MAX, denormals,
+    // signed zeros, huge offsets, mixed magnitudes, constant blocks) on every GPU solver: each
+    // image kind once per solver with a template kind and region that rotate, on images of
+    // several blocks or tiles (the 3D Fourier solvers' scaled and plain modes, their changes
+    // along the planes). For finite input: finite, within [-1, 1], exactly 0 on every
+    // zero-variance panel and for a constant template.
+    if (skip_without_gpu()) return;
+    using adversarial::Kind;
+    const auto names = th::solvers("device.");
+    std::mt19937 rng(77);
+    int index = 0;
+    for (const std::string& name : names) {
+        const int dim = th::solver_dim(name), n = th::solver_cube(name), k = n ? n : (dim == 2 ? 7 : 5);
+        for (int ki = 0; ki < int(Kind::count); ++ki) {
+            const int kt = (3 * ki + index) % int(Kind::count);
+            const flcc_region reg = flcc_region((ki + index) % 3);
+            const ref::Shape s = dim == 2 ? ref::Shape{2, {k + 40, k + 50, 1}, {k, k, 1}, reg}
+                                          : ref::Shape{3, {k + 6, k + 30, k + 28}, {k, k, k}, reg};
+            const auto img = adversarial::make(Kind(ki), ref::image_elems(s), dim == 2 ? s.image.w : s.image.d, rng);
+            const auto t = adversarial::make(Kind(kt), ref::templ_elems(s), dim == 2 ? s.templ.w : s.templ.d, rng);
+            const th::Run r = th::run(FLCC_LCORR, s, img, t, device_opts(name));
+            INFO(name << " " << th::describe(s) << " image kind " << ki << " template kind " << kt);
+            if (r.result == FLCC_METHOD_NOT_APPLICABLE) continue;
+            REQUIRE(r.result == FLCC_SUCCESS);
+            const auto flat = ref::zero_variance(s, img.data());
+            const bool flat_template = std::all_of(t.begin(), t.end(), [&](float v) { return v == t[0]; });
+            size_t nonfinite = 0, out_of_range = 0, zero_misses = 0;
+            for (size_t i = 0; i < r.out.size(); ++i) {
+                if (!std::isfinite(r.out[i])) ++nonfinite;
+                if (!(std::fabs(r.out[i]) <= 1.0f)) ++out_of_range;
+                if ((flat[i] || flat_template) && r.out[i] != 0.0f) ++zero_misses;
+            }
+            CHECK(nonfinite == 0);
+            CHECK(out_of_range == 0);
+            CHECK(zero_misses == 0);
+        }
+        ++index;
     }
 }
 
