@@ -205,9 +205,7 @@ public:
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
         const double compute = p.dim == 3 ? macs / 5e12 + (p.op == Op::lcorr ? 30e-12 * double(p.out_elems()) : 0.0)
                                           : macs / (k_.t[1] ? 20e12 : 14e12);
-        double t = compute + bytes / 2.5e12 + 5e-6;
-        if (!p.device_resident) t = std::max(t, bytes / 25e9);
-        return t;
+        return with_host_transfers(p, compute + bytes / 2.5e12 + 5e-6);
     }
 
     flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override

@@ -57,6 +57,16 @@ private:
     cudaStream_t user_ = nullptr;
 };
 
+// A GPU solver's estimate for its problem's memory: device-resident frames as computed,
+// host-resident ones at least their transfers (image in, output out) over PCIe, which the
+// pipeline above overlaps with the computation (~25 GB/s each way measured on pinned memory).
+inline double with_host_transfers(const Problem& p, double compute_seconds)
+{
+    if (p.device_resident) return compute_seconds;
+    const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
+    return compute_seconds > bytes / 25e9 ? compute_seconds : bytes / 25e9;
+}
+
 // Makes a GPU executor and runs its create() (streams, buffers, kernels), for a Solver's
 // create: an allocation failure, thrown or returned, comes back as a result code.
 template <class E, class... Args>

@@ -234,9 +234,7 @@ public:
         const double box = double(s.box());
         double t = 8.2e-12 * box * (s.planes() + p.out[0]) + 3e-12 * box * (s.planes() + p.out[0]) +
                    (p.op == Op::lcorr ? 19e-12 : 3e-12) * double(p.out_elems()) + 25e-6;
-        const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
-        if (!p.device_resident) t = std::max(t, bytes / 25e9);
-        return t;
+        return with_host_transfers(p, t);
     }
 
     flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override

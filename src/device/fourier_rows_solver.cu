@@ -11,7 +11,6 @@
 #include "plan/registry.h"
 #include "plan/template.h"
 
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -154,9 +153,7 @@ public:
         const double blocks = double(grid.x) * grid.y * grid.z, depth = 0.5 + 0.5 * double(p.templ[0]) / kRowsMaxT;
         const bool lcorr = p.op == Op::lcorr;
         double t = (lcorr ? 0.11e-6 : 0.068e-6) * blocks * depth + (lcorr ? 2.5e-12 * double(p.image_elems()) : 0.0) + 15e-6;
-        const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
-        if (!p.device_resident) t = std::max(t, bytes / 25e9);
-        return t;
+        return with_host_transfers(p, t);
     }
 
     flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override

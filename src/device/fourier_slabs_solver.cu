@@ -228,9 +228,7 @@ public:
         const bool lcorr = p.op == Op::lcorr;
         double t = waves * steps * (lcorr ? 31e-6 : 11e-6) + 15e-6;
         if (lcorr) t += 1.7e-12 * double(p.image_elems());
-        const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
-        if (!p.device_resident) t = std::max(t, bytes / 25e9);
-        return t;
+        return with_host_transfers(p, t);
     }
 
     flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override

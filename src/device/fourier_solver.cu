@@ -422,9 +422,7 @@ public:
         for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
         const double flops = 2 * 5 * plan.volume * std::log2(std::max(2.0, box));
         double t = flops / 15e12 + 60 * plan.volume / 2.5e12 + 15e-6 * plan.groups + 10e-6;
-        const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
-        if (!p.device_resident) t = std::max(t, bytes / 25e9);
-        return t;
+        return with_host_transfers(p, t);
     }
 
     flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override

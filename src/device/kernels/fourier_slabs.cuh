@@ -153,15 +153,20 @@ __device__ __forceinline__ void column_sums(double2& za, double2& zb, int T2)
 
 // One step of the plane sums at two tile positions (p and p + 1): the value that enters added,
 // the one that leaves subtracted (both centred in double, as the rows solver centres its box).
+// A raw value centred (and scaled) by a mode, rounded to float as the transforms see it.
+template <bool Scaled>
+__device__ __forceinline__ double centred(float x, float c, double scale)
+{
+    return Scaled ? double(float((double(x) - double(c)) * scale)) : double(x - c);
+}
+
 template <bool Scaled>
 __device__ __forceinline__ void plane_sums_step(const float* enter, const float* leave, float c, double scale,
                                                 double2 (&z)[2])
 {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        const float re = enter[r], rl = leave[r];
-        const double e = Scaled ? double(float((double(re) - double(c)) * scale)) : double(re - c);
-        const double l = Scaled ? double(float((double(rl) - double(c)) * scale)) : double(rl - c);
+        const double e = centred<Scaled>(enter[r], c, scale), l = centred<Scaled>(leave[r], c, scale);
         z[r].x += e - l;
         z[r].y += fma(e, e, -(l * l));
     }
@@ -190,8 +195,6 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
     const float* __restrict__ image = g.frame->image;
     float* out = g.frame->out;
     const bool aligned = (reinterpret_cast<uintptr_t>(image) & 15u) == 0 && (g.S[2] & 3) == 0;
-    // Plane p of the block (image plane zi + p, p >= 0) lies in group p / 8, slot group % kGroups.
-    const auto raw_plane = [&](int p) { return raw + ((p >> 3) % kGroups * kSlabGroup + (p & 7)) * kPlaneRaw; };
     // Groups `group` .. `group` + N - 1 (N = 2: both of a step, in slots 0 and 1).
     const auto load_groups = [&](int group, auto n) {
         constexpr int N = decltype(n)::value;
@@ -294,7 +297,8 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
                         z[r] = {0, 0};
                         for (int dz = 0; dz < T0; ++dz) {
                             const float x = col[((il + 1 + dz) % kRing) * kPlaneRaw + r];
-                            const double v = wscale != 1 ? double(float((double(x) - double(wc)) * wscale)) : double(x - wc);
+                            const double v = wscale != 1 ? slab_detail::centred<true>(x, wc, wscale)
+                                                         : slab_detail::centred<false>(x, wc, wscale);
                             z[r].x += v;
                             z[r].y = fma(v, v, z[r].y);
                         }
