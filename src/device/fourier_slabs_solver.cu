@@ -1,13 +1,15 @@
 // device.fourier3.slabs: 3D convolution and LCC for templates up to 8 x 8 x 8 by one kernel
 // per frame that marches along the planes (kernels/fourier_slabs.cuh): 2D transforms of 32 x 32
 // image tiles, the sum over the template's planes per frequency bin, 2D inverse transforms,
-// no frame-sized intermediate; for LCC the window sums march in the same kernel. LCC frames run
-// the image statistics and modes of device.fourier3.planes first and its recompute list after;
-// the template planes' spectra are made on the host when the template changes. Per frame the
-// kernels replay as one CUDA graph.
+// no frame-sized intermediate. LCC frames run the image statistics and modes of
+// device.fourier3.planes first, slab_frame's numerators, then slab_window (kernels/slab_window.cuh:
+// the window sums, factors and coefficients in place), and its recompute list after. The template planes' spectra are made when the
+// template changes (on the host, or on the device for a device template). Per frame the kernels
+// replay as one CUDA graph.
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_slabs.cuh"
+#include "device/kernels/slab_window.cuh"
 #include "device/template_prep.h"
 #include "plan/registry.h"
 #include "plan/template.h"
@@ -43,6 +45,22 @@ SlabGrid slab_grid(const Problem& p, int sms)
     return s;
 }
 
+// slab_window's blocks: tiles of kWinOut x kWinOut outputs, and chunks of output planes so that
+// the grid fills the multiprocessors about once (`resident` blocks each; at least 16 planes a
+// chunk: each chunk first sums T0 planes afresh).
+SlabGrid window_grid(const Problem& p, int sms, int resident)
+{
+    SlabGrid w;
+    w.tiles_x = int((p.out[2] + kWinOut - 1) / kWinOut);
+    w.tiles_y = int((p.out[1] + kWinOut - 1) / kWinOut);
+    const int64_t tiles = int64_t(w.tiles_x) * w.tiles_y, planes = p.out[0];
+    const int64_t most = std::max<int64_t>(1, planes / 16);
+    const int64_t chunks = std::min<int64_t>(most, std::max<int64_t>(1, int64_t(sms) * resident / tiles));
+    w.chunk = int((planes + chunks - 1) / chunks);
+    w.chunks = int((planes + w.chunk - 1) / w.chunk);
+    return w;
+}
+
 // The current device's multiprocessors (the executor's DeviceGuard has made it current).
 int multiprocessors()
 {
@@ -76,16 +94,24 @@ public:
                       (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
                       (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
             return r;
-        if ((r = lcorr ? raise_shared_limit(slab_frame<true>, slab_shared_bytes(true))
-                       : raise_shared_limit(slab_frame<false>, slab_shared_bytes(false))) != FLCC_SUCCESS)
+        if ((r = lcorr ? raise_shared_limit(slab_frame<true>, kSlabSharedBytes)
+                       : raise_shared_limit(slab_frame<false>, kSlabSharedBytes)) != FLCC_SUCCESS)
             return r;
-        grid_ = slab_grid(p_, multiprocessors());
+        const int sms = multiprocessors();
+        grid_ = slab_grid(p_, sms);
+        if (lcorr) {
+            window_ = T1 == kSlabMaxT && T2 == kSlabMaxT ? slab_window<true> : slab_window<false>;
+            int resident = 0;
+            if ((r = raise_shared_limit(window_, kWinSharedBytes)) != FLCC_SUCCESS) return r;
+            FLCC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, window_, kWinThreads, kWinSharedBytes));
+            window_grid_ = window_grid(p_, sms, std::max(1, resident));
+        }
 
         SlabParams& sp = params_;
         PlanesParams& q = sp.g;
         q.frame = slot_.as<FrameSlot>();
         set_problem(q, p_);
-        q.guard = slab_guard_factor(T0, T1, T2, grid_.chunk + kSlabMaxT);
+        q.guard = slab_window_guard(T0, T1, T2, window_grid_.chunk);
         char* t = tmpl_.as<char>();
         q.taps = reinterpret_cast<const float*>(t + kSlabTapBytes);
         q.tap_row = tap_row_;
@@ -171,10 +197,13 @@ private:
         const dim3 grid(unsigned(grid_.tiles_x * grid_.tiles_y), unsigned(grid_.chunks));
         if (q.lcorr) {
             enqueue_statistics(q, p_.image_elems(), s);
-            slab_frame<true><<<grid, kSlabThreads, slab_shared_bytes(true), s>>>(params_, tmpl_.as<float4>());
+            slab_frame<true><<<grid, kSlabThreads, kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
+            const SlabGrid& w = window_grid_;
+            window_<<<dim3(unsigned(w.tiles_x * w.tiles_y), unsigned(w.chunks)), kWinThreads, kWinSharedBytes, s>>>(
+                q, w.tiles_x, w.chunk);
             recompute_listed<<<256, 128, 0, s>>>(q);
         } else {
-            slab_frame<false><<<grid, kSlabThreads, slab_shared_bytes(false), s>>>(params_, tmpl_.as<float4>());
+            slab_frame<false><<<grid, kSlabThreads, kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
         }
         FLCC_CUDA_TRY(cudaGetLastError());
         return FLCC_SUCCESS;
@@ -187,7 +216,8 @@ private:
     }
 
     int tap_row_ = 4;
-    SlabGrid grid_{};
+    SlabGrid grid_{}, window_grid_{};   // slab_frame's blocks, slab_window's (LCC)
+    void (*window_)(PlanesParams, int, int) = nullptr;   // LCC: slab_window, for the template's width
     DeviceBuffer slot_, stats_, modes_;
     DeviceBuffer tmpl_;     // the planes' spectra, the taps, their sum and prefix sums (set_template)
     DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute
