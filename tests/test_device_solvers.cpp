@@ -239,6 +239,45 @@ TEST_CASE("small 2D direct kernels: every column shift, aligned and misaligned d
     }
 }
 
+TEST_CASE("3D Fourier solvers: device images 0 to 3 floats off 16-byte alignment", "[device][numerics]")
+{
+    // The image statistics (planes, rows, slabs) read the 16-byte-aligned middle of the image by
+    // float4 and the ends value by value; slabs copies 16-byte pieces only from aligned rows.
+    // Frames from host memory arrive in the library's aligned buffers, so these come from device
+    // pointers 0..3 floats into an allocation; 37 x 29 x 45 values (not a multiple of 4, rows
+    // of 45) leave ends of every length.
+    if (skip_without_gpu()) return;
+    using ref::Data;
+    const ref::Shape s{3, {37, 29, 45}, {5, 6, 8}, FLCC_FULL};
+    for (Data d : {Data::offset, Data::panels}) {
+        std::mt19937 rng(17);
+        const auto img = ref::make_data(d, s, true, rng);
+        const auto t = ref::make_data(d, s, false, rng);
+        const auto want = ref::lcorr(s, img.data(), t.data());
+        const auto flat = ref::zero_variance(s, img.data());
+        for (const std::string& name : th::solvers("device.fourier3")) {
+            flcc_options o;
+            flcc_options_init(&o);
+            o.platform = FLCC_DEVICE;
+            o.method = name.c_str();
+            o.region = s.region;
+            flcc_plan p = nullptr;
+            const flcc_result made = flcc_plan_create(&p, FLCC_LCORR, 3, s.image, s.templ, &o);
+            if (made == FLCC_METHOD_NOT_APPLICABLE) continue;
+            REQUIRE(made == FLCC_SUCCESS);
+            for (int off = 0; off < 4; ++off) {
+                INFO(name << " data " << ref::data_name(d) << ", " << off << " floats off");
+                std::vector<float> shifted(img.size() + off);
+                std::copy(img.begin(), img.end(), shifted.begin() + off);
+                DeviceArray<float> d_in(shifted), d_out(want.size());
+                REQUIRE(flcc_lcorr_exec(p, d_in.p + off, t.data(), d_out.p, 1) == FLCC_SUCCESS);
+                check_lcc(s, want, flat, d_out.get().data());
+            }
+            flcc_destroy(p);
+        }
+    }
+}
+
 TEST_CASE("3D Fourier LCC: several plane chunks per tile, and templates too deep for the ring",
           "[device][numerics]")
 {

@@ -105,23 +105,33 @@ static __global__ void stats_reset(PlanesParams g)
 }
 
 // Statistics of the whole image (every image value lies in some window, whatever the region):
-// a grid-stride pass merged by atomics, min and max on the ordered-int image of floats. Four
-// values a round, their loads in flight together.
+// a grid-stride pass merged by atomics, min and max on the ordered-int image of floats. The
+// 16-byte-aligned middle of the image by float4 loads, four of them in flight a round, the
+// unaligned ends value by value. At most kStatsBlocks blocks, each merging by six atomics on the
+// same words (H200, 256^3: value by value in 2048 blocks 28.7 us, float4 27.3 us, four in
+// flight in 512 blocks 23.6 us).
+constexpr int kStatsBlocks = 512;
 static __global__ void image_stats(PlanesParams g, int64_t count)
 {
     __shared__ double scratch[kScratchDoubles];
     const float* __restrict__ image = g.frame->image;
     detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
-    const int64_t step = int64_t(gridDim.x) * blockDim.x;
-    int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    for (; i + 3 * step < count; i += 4 * step) {
-        float v[4];
+    const int64_t step = int64_t(gridDim.x) * blockDim.x, first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t lead = int64_t((16 - (reinterpret_cast<uintptr_t>(image) & 15u)) / 4 % 4);   // to 16 bytes
+    const int64_t head = lead < count ? lead : count;
+    const int64_t quads = (count - head) / 4, tail = head + 4 * quads;
+    const float4* __restrict__ body = reinterpret_cast<const float4*>(image + head);
+    if (first < head) add_value(st, image[first]);
+    int64_t i = first;
+    for (; i + 3 * step < quads; i += 4 * step) {
+        float4 q[4];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) v[k] = image[i + k * step];
+        for (int k = 0; k < 4; ++k) q[k] = body[i + k * step];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) add_value(st, v[k]);
+        for (int k = 0; k < 4; ++k) add_quad(st, q[k]);
     }
-    for (; i < count; i += step) add_value(st, image[i]);
+    for (; i < quads; i += step) add_quad(st, body[i]);
+    if (tail + first < count) add_value(st, image[tail + first]);
     const detail::Stats s = detail::block_reduce(st, scratch);
     if (threadIdx.x == 0 && s.count > 0) {
         detail::Stats* d = g.stats;
@@ -147,7 +157,7 @@ static __global__ void plane_modes(PlanesParams g)
 // rows and slabs (which launch them from their own translation units).
 static inline void enqueue_statistics(const PlanesParams& g, int64_t image_elems, cudaStream_t s)
 {
-    const unsigned blocks = unsigned(std::min<int64_t>((image_elems + 255) / 256, 2048));
+    const unsigned blocks = unsigned(std::min<int64_t>((image_elems + 255) / 256, kStatsBlocks));
     stats_reset<<<1, 1, 0, s>>>(g);
     image_stats<<<blocks, 256, 0, s>>>(g, image_elems);
     plane_modes<<<1, 1, 0, s>>>(g);

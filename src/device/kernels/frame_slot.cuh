@@ -45,6 +45,18 @@ __device__ inline void add_value(detail::Stats& st, float v)
     st.count += 1;
 }
 
+// Four values into a thread's statistics (the sum in double as add_value's, two chains).
+__device__ inline void add_quad(detail::Stats& st, float4 q)
+{
+    st.sum += double(q.x) + double(q.y);
+    st.sum += double(q.z) + double(q.w);
+    st.lo = fminf(st.lo, fminf(fminf(q.x, q.y), fminf(q.z, q.w)));
+    st.hi = fmaxf(st.hi, fmaxf(fmaxf(q.x, q.y), fmaxf(q.z, q.w)));
+    st.integral &= (q.x == truncf(q.x)) & (q.y == truncf(q.y)) & (q.z == truncf(q.z)) & (q.w == truncf(q.w));
+    st.finite &= isfinite(q.x) & isfinite(q.y) & isfinite(q.z) & isfinite(q.w);
+    st.count += 4;
+}
+
 // A block's statistics (from one thread) merged into *d.
 __device__ inline void merge_stats(detail::Stats* d, const detail::Stats& s)
 {
