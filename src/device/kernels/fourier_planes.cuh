@@ -75,8 +75,8 @@ inline void set_problem(PlanesParams& q, const Problem& p)
 // The LCC factor of a window from its sums of x and x^2 in double, in the mode m of its block:
 // ratio / sqrt(D) with ratio = m.scale / m0.scale (the numerators are formed in modes[0]'s
 // scale), 0 where the guard takes D for zero, -1 where the output is to be recomputed (the
-// transforms' error could matter, or a guarded window of little energy). rows and slabs park it
-// in the output until their numerators are done.
+// transforms' error could matter, or a guarded window of little energy). rows parks it in the
+// output until its numerators are done; slabs' slab_window applies it to numerators already there.
 struct WindowFactor {
     double n, inv_n, lim0, lim1, small, redo_below;
     float ratio;
