@@ -30,19 +30,54 @@ bool on_platform(const Solver& s, flcc_platform platform, bool device_ok)
 
 // Planner-owned inputs: random frames and template, never the user's buffers. For a plan that
 // promises device-resident data, GPU solvers are timed on device copies.
+// Host floats, page-locked when asked for and a device is usable (pinned_alloc), else ordinary.
+class HostFloats {
+public:
+    HostFloats(size_t n, bool pinned) : n_(n)
+    {
+        if (pinned) p_ = static_cast<float*>(pinned_alloc(n * sizeof(float)));
+        pinned_ = p_ != nullptr;
+        if (!pinned_) {
+            v_.resize(n);
+            p_ = v_.data();
+        }
+    }
+    ~HostFloats()
+    {
+        if (pinned_) pinned_free(p_);
+    }
+    HostFloats(const HostFloats&) = delete;
+    HostFloats& operator=(const HostFloats&) = delete;
+    float* data() { return p_; }
+    size_t size() const { return n_; }
+    float* begin() { return p_; }
+    float* end() { return p_ + n_; }
+
+private:
+    std::vector<float> v_;
+    float* p_ = nullptr;
+    size_t n_;
+    bool pinned_ = false;
+};
+
+// The frames MEASURE times on. Host frames are page-locked when device solvers are candidates
+// (pinned_host): users' frames from flcc_malloc are, and pageable copies of a 256^3 LCC frame
+// took 11-15 ms on an H100 against ~3 ms pinned, which hid every difference in compute between
+// the GPU solvers (the pick was 1.5x slower than slabs there).
 struct TimingData {
-    std::vector<float> image, out, templ;
+    HostFloats image, out;
+    std::vector<float> templ;
     int64_t frames;
     float* device_image = nullptr;
     float* device_out = nullptr;
 
-    explicit TimingData(const Problem& p)
-        : frames(p.type == FLCC_STREAM ? 2 : 1)
+    TimingData(const Problem& p, bool pinned_host)
+        : image(size_t(p.image_elems() * (p.type == FLCC_STREAM ? 2 : 1)), pinned_host),
+          out(size_t(p.out_elems() * (p.type == FLCC_STREAM ? 2 : 1)), pinned_host),
+          frames(p.type == FLCC_STREAM ? 2 : 1)
     {
         std::mt19937 rng(12345);
         std::uniform_real_distribution<float> u(0.f, 1.f);
-        image.resize(size_t(p.image_elems() * frames));
-        out.resize(size_t(p.out_elems() * frames));
         templ.resize(size_t(p.templ_elems()));
         for (float& v : image) v = u(rng);
         for (float& v : templ) v = u(rng);
@@ -315,7 +350,7 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         }
         families_timed.insert(family);
         std::unique_ptr<TimingData>& data = on_proxy ? proxy_data : full_data;
-        if (data == nullptr) data = std::make_unique<TimingData>(q);
+        if (data == nullptr) data = std::make_unique<TimingData>(q, device_ok && !q.device_resident);
         std::unique_ptr<Executor> ex;
         flcc_result r = c.second->create(q, ex);
         double t = -1;
