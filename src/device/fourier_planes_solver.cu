@@ -65,8 +65,6 @@ public:
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = taps_.allocate(taps)) != FLCC_SUCCESS ||
             (r = tap_sum_.allocate(sizeof(double))) != FLCC_SUCCESS || (r = prefix_.allocate(prefix)) != FLCC_SUCCESS ||
             (r = staged_.allocate(recompute_taps_bytes(T0, T1, T2, tap_row_))) != FLCC_SUCCESS ||
-            (r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
-            (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
             (r = in_.allocate(box * size_t(s.planes()))) != FLCC_SUCCESS ||
             (r = spec_.allocate(half * size_t(s.planes()))) != FLCC_SUCCESS ||
             (r = sums_.allocate(half * size_t(p_.out[0]))) != FLCC_SUCCESS ||
@@ -74,8 +72,7 @@ public:
             (r = tbox_.allocate(box * size_t(T0))) != FLCC_SUCCESS ||
             (r = tspec_.allocate(half * size_t(T0))) != FLCC_SUCCESS)
             return r;
-        if (lcorr && ((r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
-            return r;
+        if (lcorr && (r = lcc_.allocate(p_.out_elems())) != FLCC_SUCCESS) return r;
 
         int n[2] = {s.F1, s.F2};
         FLCC_CUFFT_TRY(cufftPlanMany(&r2c_.h, 2, n, nullptr, 1, int(s.box()), nullptr, 1, s.H, CUFFT_R2C, s.planes()));
@@ -109,8 +106,7 @@ public:
         q.zlo = s.zlo;
         q.zhi = s.zhi;
         q.guard = planes_guard_factor(T0, T1, T2, chunk_);
-        q.stats = stats_.as<detail::Stats>();
-        q.modes = modes_.as<TileMode>();
+        if (lcorr) lcc_.bind(q);
         q.in = in_.as<float>();
         q.spec = spec_.as<cufftComplex>();
         q.sums = sums_.as<cufftComplex>();
@@ -121,8 +117,6 @@ public:
         q.tap_row = tap_row_;
         q.tap_sum = tap_sum_.as<double>();
         q.prefix = prefix_.as<double>();
-        q.redo_count = redo_.as<int>();
-        q.redo = redo_.as<int>() + 1;
         q.status = status();
         return FLCC_SUCCESS;
     }
@@ -159,7 +153,7 @@ public:
     int64_t memory_bytes() const override
     {
         int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&in_, &spec_, &sums_, &num_, &tbox_, &tspec_, &prefix_, &taps_, &redo_})
+        for (const DeviceBuffer* d : {&in_, &spec_, &sums_, &num_, &tbox_, &tspec_, &prefix_, &taps_, &lcc_.redo})
             b += int64_t(d->bytes());
         return b;
     }
@@ -199,8 +193,8 @@ private:
     PlanesShape shape_;
     int tap_row_ = 4, chunk_ = 32;
     void (*finalise_)(PlanesParams, int) = nullptr;   // finalise_planes<K>
-    DeviceBuffer slot_, taps_, tap_sum_, prefix_, stats_, modes_, in_, spec_, sums_, num_, tbox_, tspec_;
-    DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute
+    DeviceBuffer slot_, taps_, tap_sum_, prefix_, in_, spec_, sums_, num_, tbox_, tspec_;
+    LccBuffers lcc_;        // LCC: statistics, modes, the outputs to recompute
     PinnedBuffer staged_;   // template uploads: taps, their sum, their prefix sums
     CufftPlan r2c_, c2r_, t2c_;
     PlanesParams params_{};

@@ -42,10 +42,7 @@ public:
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
             (r = staged_.allocate(all)) != FLCC_SUCCESS)
             return r;
-        if (lcorr && ((r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
-                      (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
-                      (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
-            return r;
+        if (lcorr && (r = lcc_.allocate(p_.out_elems())) != FLCC_SUCCESS) return r;
         static void (*const instances[kRowsMaxT])(PlanesParams, const float4*) = {
             rows_frame<1>, rows_frame<2>, rows_frame<3>, rows_frame<4>,
             rows_frame<5>, rows_frame<6>, rows_frame<7>, rows_frame<8>};
@@ -61,12 +58,7 @@ public:
         q.tap_row = tap_row_;
         q.tap_sum = reinterpret_cast<const double*>(t + kRowsTapBytes + taps_bytes_);
         q.prefix = q.tap_sum + 1;
-        if (lcorr) {
-            q.stats = stats_.as<detail::Stats>();
-            q.modes = modes_.as<TileMode>();
-            q.redo_count = redo_.as<int>();
-            q.redo = redo_.as<int>() + 1;
-        }
+        if (lcorr) lcc_.bind(q);
         q.status = status();
         return FLCC_SUCCESS;
     }
@@ -93,7 +85,7 @@ public:
     int64_t memory_bytes() const override
     {
         int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&tmpl_, &redo_}) b += int64_t(d->bytes());
+        for (const DeviceBuffer* d : {&tmpl_, &lcc_.redo}) b += int64_t(d->bytes());
         return b;
     }
 
@@ -118,9 +110,9 @@ private:
     int tap_row_ = 4;
     size_t taps_bytes_ = 0;
     void (*frame_)(PlanesParams, const float4*) = nullptr;   // rows_frame<T2>
-    DeviceBuffer slot_, stats_, modes_;
+    DeviceBuffer slot_;
     DeviceBuffer tmpl_;     // the rows' spectra, the taps, their sum and prefix sums (set_template)
-    DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute
+    LccBuffers lcc_;        // LCC: statistics, modes, the outputs to recompute
     PinnedBuffer staged_;   // tmpl_'s uploads
     PlanesParams params_{};
     FrameGraph graph_;

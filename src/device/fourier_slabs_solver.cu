@@ -25,40 +25,36 @@ namespace {
 
 constexpr size_t kSlabTapBytes = size_t(kSlabMaxT) * kSlabSlots * sizeof(float4);
 
-// Tiles along x and y, and the chunk of output planes per block: as many chunks as one block
-// per multiprocessor leaves room for (at least 16 planes each), so that the grid is about one
-// wave and each block marches as far as it can.
+// A grid of blocks that each own a tile of `tile` x `tile` outputs along x and y and a chunk of
+// output planes: as many chunks as `slots` resident blocks leave room for, at most `most`, so
+// that the grid is about one wave and each block marches as far as it can.
 struct SlabGrid {
     int tiles_x, tiles_y, chunk, chunks;
 };
 
-SlabGrid slab_grid(const Problem& p, int sms)
+SlabGrid tile_grid(const Problem& p, int tile, int64_t slots, int64_t most)
 {
-    SlabGrid s;
-    s.tiles_x = int((p.out[2] + kSlabOut - 1) / kSlabOut);
-    s.tiles_y = int((p.out[1] + kSlabOut - 1) / kSlabOut);
-    const int64_t tiles = int64_t(s.tiles_x) * s.tiles_y, planes = p.out[0];
-    const int64_t most = std::max<int64_t>(1, (planes + kSlabPlanes - 1) / kSlabPlanes);
-    const int64_t chunks = std::min<int64_t>(most, std::max<int64_t>(1, sms / tiles));
-    s.chunk = int((planes + chunks - 1) / chunks);
-    s.chunks = int((planes + s.chunk - 1) / s.chunk);
-    return s;
+    SlabGrid g;
+    g.tiles_x = int((p.out[2] + tile - 1) / tile);
+    g.tiles_y = int((p.out[1] + tile - 1) / tile);
+    const int64_t tiles = int64_t(g.tiles_x) * g.tiles_y, planes = p.out[0];
+    const int64_t chunks = std::min<int64_t>(most, std::max<int64_t>(1, slots / tiles));
+    g.chunk = int((planes + chunks - 1) / chunks);
+    g.chunks = int((planes + g.chunk - 1) / g.chunk);
+    return g;
 }
 
-// slab_window's blocks: tiles of kWinOut x kWinOut outputs, and chunks of output planes so that
-// the grid fills the multiprocessors about once (`resident` blocks each; at least 16 planes a
-// chunk: each chunk first sums T0 planes afresh).
+// slab_frame's blocks: one per multiprocessor, a step of 16 planes per chunk at least.
+SlabGrid slab_grid(const Problem& p, int sms)
+{
+    return tile_grid(p, kSlabOut, sms, std::max<int64_t>(1, (p.out[0] + kSlabPlanes - 1) / kSlabPlanes));
+}
+
+// slab_window's blocks: `resident` per multiprocessor, at least 16 planes a chunk (each chunk
+// first sums T0 planes afresh).
 SlabGrid window_grid(const Problem& p, int sms, int resident)
 {
-    SlabGrid w;
-    w.tiles_x = int((p.out[2] + kWinOut - 1) / kWinOut);
-    w.tiles_y = int((p.out[1] + kWinOut - 1) / kWinOut);
-    const int64_t tiles = int64_t(w.tiles_x) * w.tiles_y, planes = p.out[0];
-    const int64_t most = std::max<int64_t>(1, planes / 16);
-    const int64_t chunks = std::min<int64_t>(most, std::max<int64_t>(1, int64_t(sms) * resident / tiles));
-    w.chunk = int((planes + chunks - 1) / chunks);
-    w.chunks = int((planes + w.chunk - 1) / w.chunk);
-    return w;
+    return tile_grid(p, kWinOut, int64_t(sms) * resident, std::max<int64_t>(1, p.out[0] / 16));
 }
 
 // The current device's multiprocessors (the executor's DeviceGuard has made it current).
@@ -90,10 +86,7 @@ public:
         if ((r = last_.allocate(sizeof(float) * size_t(p_.templ_elems()))) != FLCC_SUCCESS ||
             (r = prepared_.allocate(sizeof(int))) != FLCC_SUCCESS)
             return r;
-        if (lcorr && ((r = stats_.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
-                      (r = modes_.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS ||
-                      (r = redo_.allocate(sizeof(int) * size_t(p_.out_elems() + 1))) != FLCC_SUCCESS))
-            return r;
+        if (lcorr && (r = lcc_.allocate(p_.out_elems())) != FLCC_SUCCESS) return r;
         if ((r = lcorr ? raise_shared_limit(slab_frame<true>, kSlabSharedBytes)
                        : raise_shared_limit(slab_frame<false>, kSlabSharedBytes)) != FLCC_SUCCESS)
             return r;
@@ -117,12 +110,7 @@ public:
         q.tap_row = tap_row_;
         q.tap_sum = reinterpret_cast<const double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
         q.prefix = q.tap_sum + 1;
-        if (lcorr) {
-            q.stats = stats_.as<detail::Stats>();
-            q.modes = modes_.as<TileMode>();
-            q.redo_count = redo_.as<int>();
-            q.redo = redo_.as<int>() + 1;
-        }
+        if (lcorr) lcc_.bind(q);
         q.status = status();
         sp.tiles_x = grid_.tiles_x;
         sp.chunk = grid_.chunk;
@@ -185,7 +173,7 @@ public:
     int64_t memory_bytes() const override
     {
         int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&tmpl_, &redo_, &last_}) b += int64_t(d->bytes());
+        for (const DeviceBuffer* d : {&tmpl_, &lcc_.redo, &last_}) b += int64_t(d->bytes());
         return b;
     }
 
@@ -218,9 +206,9 @@ private:
     int tap_row_ = 4;
     SlabGrid grid_{}, window_grid_{};   // slab_frame's blocks, slab_window's (LCC)
     void (*window_)(PlanesParams, int, int) = nullptr;   // LCC: slab_window, for the template's width
-    DeviceBuffer slot_, stats_, modes_;
+    DeviceBuffer slot_;
     DeviceBuffer tmpl_;     // the planes' spectra, the taps, their sum and prefix sums (set_template)
-    DeviceBuffer redo_;     // LCC: the count, then the indices of outputs to recompute
+    LccBuffers lcc_;        // LCC: statistics, modes, the outputs to recompute
     PinnedBuffer staged_;   // tmpl_'s uploads
     DeviceBuffer last_;     // the device template last prepared (set_device_template)
     DeviceBuffer prepared_; // set by its preparation: 1 when the template changed

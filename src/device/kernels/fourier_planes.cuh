@@ -20,6 +20,7 @@
 // are static (one instance per translation unit that launches them).
 #pragma once
 
+#include "device/cuda_util.h"
 #include "device/kernels/frame_slot.cuh"
 #include "device/kernels/lcc_common.cuh"
 #include "plan/problem.h"
@@ -71,6 +72,31 @@ inline void set_problem(PlanesParams& q, const Problem& p)
     q.check_finite = p.check_finite;
     q.n = double(p.templ_elems());
 }
+
+// Host side: what the LCC frames of planes, rows and slabs keep on the device besides their
+// transforms: the image statistics, the two modes, and the recompute list (its count, then room
+// for every output).
+struct LccBuffers {
+    DeviceBuffer stats, modes, redo;
+
+    flcc_result allocate(int64_t out_elems)
+    {
+        flcc_result r;
+        if ((r = stats.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
+            (r = modes.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS)
+            return r;
+        return redo.allocate(sizeof(int) * size_t(out_elems + 1));
+    }
+
+    // Points q's statistics, modes and recompute list at them.
+    void bind(PlanesParams& q)
+    {
+        q.stats = stats.as<detail::Stats>();
+        q.modes = modes.as<TileMode>();
+        q.redo_count = redo.as<int>();
+        q.redo = redo.as<int>() + 1;
+    }
+};
 
 // The LCC factor of a window from its sums of x and x^2 in double, in the mode m of its block:
 // ratio / sqrt(D) with ratio = m.scale / m0.scale (the numerators are formed in modes[0]'s
