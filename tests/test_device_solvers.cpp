@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 
 namespace {
@@ -677,6 +678,61 @@ TEST_CASE("templates in device memory: changes are detected, every exec uses the
                     }
                     flcc_destroy(p);
                 }
+        }
+    }
+}
+
+TEST_CASE("device templates changing between frames queued on a caller's stream", "[device][template][stream]")
+{
+    if (skip_without_gpu()) return;
+    // Frames queued without waiting, each with another device template: a solver that prepares
+    // device templates beside the frames (slabs: on a stream of its own, overlapping the next
+    // frame's statistics) must neither rewrite the spectra an earlier frame still reads nor let
+    // a frame start on a template not yet prepared.
+    std::mt19937 rng(47);
+    for (const std::string& name : th::solvers("device.")) {
+        if (th::solver_dim(name) != 3) continue;
+        const ref::Shape s{3, {40, 44, 48}, {8, 8, 8}, FLCC_FULL};
+        for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
+            flcc_options o;
+            flcc_options_init(&o);
+            o.platform = FLCC_DEVICE;
+            o.method = name.c_str();
+            o.region = s.region;
+            o.device_resident = 1;
+            flcc_plan p = nullptr;
+            const flcc_result made = flcc_plan_create(&p, op, s.dim, s.image, s.templ, &o);
+            if (made == FLCC_METHOD_NOT_APPLICABLE) continue;
+            REQUIRE(made == FLCC_SUCCESS);
+            INFO(name << (op == FLCC_CONV ? " conv" : " lcorr"));
+            const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
+            std::vector<std::vector<float>> templs;
+            for (int k = 0; k < 3; ++k) templs.push_back(ref::make_data(ref::Data::uniform, s, false, rng));
+            DeviceArray<float> d_img(img);
+            std::vector<std::unique_ptr<DeviceArray<float>>> d_t;
+            for (const auto& t : templs) d_t.push_back(std::make_unique<DeviceArray<float>>(t));
+            const int frames = 6;
+            const size_t m = size_t(ref::out_elems(s));
+            DeviceArray<float> d_out(m * frames);
+            cudaStream_t stream;
+            REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+            REQUIRE(flcc_plan_set_stream(p, stream) == FLCC_SUCCESS);
+            for (int f = 0; f < frames; ++f) {
+                const float* t = d_t[size_t(f % 3)]->p;
+                float* out = d_out.p + size_t(f) * m;
+                REQUIRE((op == FLCC_CONV ? flcc_conv_exec(p, d_img.p, t, out, 1)
+                                         : flcc_lcorr_exec(p, d_img.p, t, out, 1)) == FLCC_SUCCESS);
+            }
+            REQUIRE(flcc_plan_synchronize(p) == FLCC_SUCCESS);
+            const auto got = d_out.get();
+            for (int f = 0; f < frames; ++f) {
+                INFO("frame " << f);
+                const auto want = th::reference(op, s, img.data(), templs[size_t(f % 3)].data());
+                CHECK(th::error(op, want, got.data() + size_t(f) * m) <= 1e-5);
+            }
+            REQUIRE(flcc_plan_set_stream(p, nullptr) == FLCC_SUCCESS);
+            cudaStreamDestroy(stream);
+            flcc_destroy(p);
         }
     }
 }

@@ -106,7 +106,7 @@ public:
         q.zlo = s.zlo;
         q.zhi = s.zhi;
         q.guard = planes_guard_factor(T0, T1, T2, chunk_);
-        if (lcorr) lcc_.bind(q);
+        if (lcorr && (r = lcc_.bind(q, work_stream())) != FLCC_SUCCESS) return r;
         q.in = in_.as<float>();
         q.spec = spec_.as<cufftComplex>();
         q.sums = sums_.as<cufftComplex>();

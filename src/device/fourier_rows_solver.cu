@@ -58,7 +58,7 @@ public:
         q.tap_row = tap_row_;
         q.tap_sum = reinterpret_cast<const double*>(t + kRowsTapBytes + taps_bytes_);
         q.prefix = q.tap_sum + 1;
-        if (lcorr) lcc_.bind(q);
+        if (lcorr && (r = lcc_.bind(q, work_stream())) != FLCC_SUCCESS) return r;
         q.status = status();
         return FLCC_SUCCESS;
     }

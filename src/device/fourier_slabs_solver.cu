@@ -3,14 +3,15 @@
 // image tiles, the sum over the template's planes per frequency bin, 2D inverse transforms,
 // no frame-sized intermediate. LCC frames run the image statistics and modes of
 // device.fourier3.planes first, slab_frame's numerators, then slab_window (kernels/slab_window.cuh:
-// the window sums, factors and coefficients in place), and its recompute list after. The template planes' spectra are made when the
-// template changes (on the host, or on the device for a device template). Per frame the kernels
-// replay as one CUDA graph.
+// the window sums, factors and coefficients in place), and its recompute list after. The
+// template planes' spectra are made on the host when a host template changes, or on the device by
+// the next frame's first kernel for a device template. Per frame that kernel (slab_head: the
+// frame's slot, its statistics, a new device template) is launched, then the rest replays as one
+// CUDA graph.
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_slabs.cuh"
 #include "device/kernels/slab_window.cuh"
-#include "device/template_prep.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -83,9 +84,6 @@ public:
         if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
             (r = staged_.allocate(all)) != FLCC_SUCCESS)
             return r;
-        if ((r = last_.allocate(sizeof(float) * size_t(p_.templ_elems()))) != FLCC_SUCCESS ||
-            (r = prepared_.allocate(sizeof(int))) != FLCC_SUCCESS)
-            return r;
         if (lcorr && (r = lcc_.allocate(p_.out_elems())) != FLCC_SUCCESS) return r;
         if ((r = lcorr ? raise_shared_limit(slab_frame<true>, kSlabSharedBytes)
                        : raise_shared_limit(slab_frame<false>, kSlabSharedBytes)) != FLCC_SUCCESS)
@@ -110,7 +108,7 @@ public:
         q.tap_row = tap_row_;
         q.tap_sum = reinterpret_cast<const double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
         q.prefix = q.tap_sum + 1;
-        if (lcorr) lcc_.bind(q);
+        if (lcorr && (r = lcc_.bind(q, work_stream())) != FLCC_SUCCESS) return r;
         q.status = status();
         sp.tiles_x = grid_.tiles_x;
         sp.chunk = grid_.chunk;
@@ -132,59 +130,35 @@ public:
         slab_template_spectra(prepared.data(), T0, T1, T2, reinterpret_cast<float*>(staged));
         stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged + kSlabTapBytes);
         FLCC_CUDA_TRY(cudaMemcpyAsync(tmpl_.as<char>(), staged, tmpl_.bytes(), cudaMemcpyHostToDevice, work_stream()));
-        last_valid_ = false;
+        device_template_ = nullptr;   // a device template set before, never executed, is replaced
         return FLCC_SUCCESS;
     }
 
-    // A template in device memory: compared with the last one, and when it changed prepared,
-    // transformed and summed on the device in stream order (no host round trip, no wait).
+    // A template in device memory: prepared, transformed and summed on the device by blocks of the
+    // next frame's first kernel, beside its statistics (enqueue, slab_head): no host round trip,
+    // no wait, and no comparison with the last one (preparing costs the frame no more).
     bool prepares_device_templates() const override { return true; }
 
     flcc_result set_device_template(const float* templ) override
     {
-        DeviceGuard guard(p_.device);
-        if (!guard.ok()) return FLCC_DEVICE_ERROR;
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
-        char* t = tmpl_.as<char>();
-        float* taps = reinterpret_cast<float*>(t + kSlabTapBytes);
-        double* tap_sum = reinterpret_cast<double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
-        TemplatePrep prep{};
-        prep.user = templ;
-        prep.last = last_.as<float>();
-        prep.n = p_.templ_elems();
-        prep.rows = T0 * T1;
-        prep.cols = T2;
-        prep.tap_row = tap_row_;
-        prep.lcorr = p_.op == Op::lcorr;
-        prep.force = !last_valid_;
-        prep.check_finite = p_.check_finite;
-        prep.taps = taps;
-        prep.tap_sum = tap_sum;
-        prep.status = status();
-        prep.prepared = prepared_.as<int>();
-        FLCC_CUDA_TRY(enqueue_template_prep(prep, work_stream()));
-        slab_template_device<<<kSlabTemplateBlocks, kSlabTemplateThreads, 0, work_stream()>>>(
-            taps, tap_row_, T0, T1, T2, tmpl_.as<float4>(), tap_sum + 1, prepared_.as<int>());
-        FLCC_CUDA_TRY(cudaGetLastError());
-        last_valid_ = true;
+        device_template_ = templ;
         return FLCC_SUCCESS;
     }
 
     int64_t memory_bytes() const override
     {
         int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&tmpl_, &lcc_.redo, &last_}) b += int64_t(d->bytes());
+        for (const DeviceBuffer* d : {&tmpl_, &lcc_.redo}) b += int64_t(d->bytes());
         return b;
     }
 
 private:
-    // One frame's work (the frame in the slot), on `s`.
+    // One frame's work after its statistics (the frame in the slot), on `s`: the captured graph.
     flcc_result enqueue_frame(cudaStream_t s)
     {
         const PlanesParams& q = params_.g;
         const dim3 grid(unsigned(grid_.tiles_x * grid_.tiles_y), unsigned(grid_.chunks));
         if (q.lcorr) {
-            enqueue_statistics(q, p_.image_elems(), s);
             slab_frame<true><<<grid, kSlabThreads, kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
             const SlabGrid& w = window_grid_;
             window_<<<dim3(unsigned(w.tiles_x * w.tiles_y), unsigned(w.chunks)), kWinThreads, kWinSharedBytes, s>>>(
@@ -197,10 +171,37 @@ private:
         return FLCC_SUCCESS;
     }
 
+    // Per frame: slab_head (the slot; LCC the statistics; the first frame after
+    // set_device_template that template's taps, spectra and prefix sums), then the graph.
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
     {
-        return graph_.launch_frames(slot_.as<FrameSlot>(), image, p_.image_elems(), out, p_.out_elems(), count, s,
-                                    [this](cudaStream_t c) { return enqueue_frame(c); });
+        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]);
+        char* t = tmpl_.as<char>();
+        SlabTemplateWork w{};
+        w.user = device_template_;
+        w.T0 = T0;
+        w.T1 = T1;
+        w.T2 = int(p_.templ[2]);
+        w.lcorr = p_.op == Op::lcorr;
+        w.check_finite = p_.check_finite;
+        w.spectra = tmpl_.as<float4>();
+        w.taps = reinterpret_cast<float*>(t + kSlabTapBytes);
+        w.tap_row = tap_row_;
+        w.tap_sum = reinterpret_cast<double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
+        w.status = status();
+        const PlanesParams& q = params_.g;
+        const int stats = q.lcorr ? stats_blocks(p_.image_elems()) : 0;
+        for (int64_t f = 0; f < count; ++f) {
+            const int templ = f == 0 && device_template_ != nullptr ? kSlabTemplateBlocks : 0;
+            slab_head<<<unsigned(std::max(1, templ + stats)), kStatsThreads, 0, s>>>(
+                q, p_.image_elems(), stats, templ, slot_.as<FrameSlot>(), image + f * p_.image_elems(),
+                out + f * p_.out_elems(), w);
+            FLCC_CUDA_TRY(cudaGetLastError());
+            device_template_ = nullptr;
+            const flcc_result r = graph_.launch(s, [this](cudaStream_t c) { return enqueue_frame(c); });
+            if (r != FLCC_SUCCESS) return r;
+        }
+        return FLCC_SUCCESS;
     }
 
     int tap_row_ = 4;
@@ -210,9 +211,7 @@ private:
     DeviceBuffer tmpl_;     // the planes' spectra, the taps, their sum and prefix sums (set_template)
     LccBuffers lcc_;        // LCC: statistics, modes, the outputs to recompute
     PinnedBuffer staged_;   // tmpl_'s uploads
-    DeviceBuffer last_;     // the device template last prepared (set_device_template)
-    DeviceBuffer prepared_; // set by its preparation: 1 when the template changed
-    bool last_valid_ = false;   // false: the template came from the host since
+    const float* device_template_ = nullptr;   // set_device_template's, until its first frame
     SlabParams params_{};
     FrameGraph graph_;
 };

@@ -4,7 +4,7 @@
 // For an 8^3 template and a 256^3 image the batched 2D transforms cost ~2/3 of the 3D ones of
 // the same volume (H100: 151 + 158 us against 222 + 226 us at 270^3), and the sum over 8 planes
 // is one pass over the spectra. Per frame:
-//   LCC: stats_reset -> image_stats -> plane_modes -> gather_planes -> R2C (batched 2D) ->
+//   LCC: image_stats (and the modes) -> gather_planes -> R2C (batched 2D) ->
 //        plane_sums -> C2R (batched 2D) -> finalise_planes
 //   convolution: gather_planes -> R2C -> plane_sums -> C2R -> crop_planes
 //
@@ -53,6 +53,7 @@ struct PlanesParams {
     int tap_row;
     const double* tap_sum;       // their sum
     const double* prefix;        // (T0 + 1) x (T1 + 1) x (T2 + 1) prefix sums of the taps
+    unsigned* stats_blocks;      // image_stats' blocks done (the last one finishes the statistics)
     int* redo_count;             // outputs finalise_planes left to recompute_listed
     int* redo;                   // their indices (room for every output)
     int* status;
@@ -73,28 +74,43 @@ inline void set_problem(PlanesParams& q, const Problem& p)
     q.n = double(p.templ_elems());
 }
 
+// Empty statistics, no block counted, nothing to recompute: as each frame's image_stats leaves
+// them for the next (one thread; once, when a plan binds its LccBuffers).
+static __global__ void stats_reset(PlanesParams g)
+{
+    *g.stats = merged_stats_init();
+    *g.stats_blocks = 0;
+    *g.redo_count = 0;
+}
+
 // Host side: what the LCC frames of planes, rows and slabs keep on the device besides their
-// transforms: the image statistics, the two modes, and the recompute list (its count, then room
-// for every output).
+// transforms: the image statistics and image_stats' block count, the two modes, and the
+// recompute list (its count, then room for every output).
 struct LccBuffers {
     DeviceBuffer stats, modes, redo;
 
     flcc_result allocate(int64_t out_elems)
     {
         flcc_result r;
-        if ((r = stats.allocate(sizeof(detail::Stats))) != FLCC_SUCCESS ||
+        if ((r = stats.allocate(sizeof(detail::Stats) + sizeof(unsigned))) != FLCC_SUCCESS ||
             (r = modes.allocate(2 * sizeof(TileMode))) != FLCC_SUCCESS)
             return r;
         return redo.allocate(sizeof(int) * size_t(out_elems + 1));
     }
 
-    // Points q's statistics, modes and recompute list at them.
-    void bind(PlanesParams& q)
+    // Points q's statistics, modes and recompute list at them, and empties them (on s, waited
+    // for: plan time).
+    flcc_result bind(PlanesParams& q, cudaStream_t s)
     {
         q.stats = stats.as<detail::Stats>();
+        q.stats_blocks = reinterpret_cast<unsigned*>(q.stats + 1);
         q.modes = modes.as<TileMode>();
         q.redo_count = redo.as<int>();
         q.redo = redo.as<int>() + 1;
+        stats_reset<<<1, 1, 0, s>>>(q);
+        FLCC_CUDA_TRY(cudaGetLastError());
+        FLCC_CUDA_TRY(cudaStreamSynchronize(s));
+        return FLCC_SUCCESS;
     }
 };
 
@@ -119,30 +135,54 @@ struct WindowFactor {
         const double dn = fma(-s1, s1, p1);
         const double limit = fma(lim1, p1, lim0);
         const float d = dn > limit ? float(dn * inv_n) : 0.f;
+        const float r = ratio * rsqrt_normal(d);   // computed whatever d (selects, no branches)
         const bool redo = (dn > limit) & (dn < redo_below) | (dn <= limit) & (s2 > 0) & (s2 < small);
-        return redo ? -1.f : (d >= FLT_MIN ? ratio * rsqrt_normal(d) : 0.f);
+        return redo ? -1.f : (d >= FLT_MIN ? r : 0.f);
     }
 };
-
-static __global__ void stats_reset(PlanesParams g)
-{
-    *g.stats = merged_stats_init();
-    *g.redo_count = 0;
-}
 
 // Statistics of the whole image (every image value lies in some window, whatever the region):
 // a grid-stride pass merged by atomics, min and max on the ordered-int image of floats. The
 // 16-byte-aligned middle of the image by float4 loads, four of them in flight a round, the
 // unaligned ends value by value. At most kStatsBlocks blocks, each merging by six atomics on the
 // same words (H200, 256^3: value by value in 2048 blocks 28.7 us, float4 27.3 us, four in
-// flight in 512 blocks 23.6 us).
-constexpr int kStatsBlocks = 512;
-static __global__ void image_stats(PlanesParams g, int64_t count)
+// flight in 512 blocks 23.6 us). The last block to merge turns them into the two modes and
+// leaves them empty for the next frame (finish_statistics): one kernel where stats_reset,
+// image_stats and plane_modes were three, each launch ~2.5 us of a frame (H100).
+constexpr int kStatsBlocks = 512, kStatsThreads = 256;
+inline int stats_blocks(int64_t image_elems)
+{
+    return int(std::min<int64_t>((image_elems + kStatsThreads - 1) / kStatsThreads, kStatsBlocks));
+}
+
+// One thread, once every block merged: the two modes, both bounding the FFT numerator's error by
+// the values transformed (centred by modes[0].c), each in its own scale; the non-finite flag; the
+// statistics, the block count and the recompute count left empty.
+__device__ inline void finish_statistics(const PlanesParams& g)
+{
+    const volatile detail::Stats* v = g.stats;   // merged by other blocks' atomics: not from L1
+    const detail::Stats s = read_merged(detail::Stats{v->sum, v->lo, v->hi, v->integral, v->finite, v->count});
+    if (!s.finite && g.check_finite) *reinterpret_cast<volatile int*>(g.status) = 1;   // host memory
+    TileMode centred = decide(s, 0, g.n, g.guard), plain = decide(s, 1, g.n, g.guard);
+    const double m = fmax(fabs(double(s.hi) - centred.c), fabs(double(s.lo) - centred.c));
+    centred.m2 = (m * centred.scale) * (m * centred.scale);
+    plain.m2 = (m * plain.scale) * (m * plain.scale);
+    g.modes[0] = centred;
+    g.modes[1] = plain;
+    *g.stats = merged_stats_init();
+    *g.stats_blocks = 0;
+    *g.redo_count = 0;
+}
+
+// Block `block` of `blocks` (kStatsThreads threads each) of the statistics of `image`: image_stats,
+// or the statistics blocks of slabs' frame head (fourier_slabs.cuh).
+__device__ inline void image_statistics(const PlanesParams& g, int64_t count, int block, int blocks,
+                                        const float* __restrict__ image)
 {
     __shared__ double scratch[kScratchDoubles];
-    const float* __restrict__ image = g.frame->image;
+    __shared__ bool last;
     detail::Stats st{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
-    const int64_t step = int64_t(gridDim.x) * blockDim.x, first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int64_t step = int64_t(blocks) * blockDim.x, first = int64_t(block) * blockDim.x + threadIdx.x;
     const int64_t lead = int64_t((16 - (reinterpret_cast<uintptr_t>(image) & 15u)) / 4 % 4);   // to 16 bytes
     const int64_t head = lead < count ? lead : count;
     const int64_t quads = (count - head) / 4, tail = head + 4 * quads;
@@ -159,34 +199,28 @@ static __global__ void image_stats(PlanesParams g, int64_t count)
     for (; i < quads; i += step) add_quad(st, body[i]);
     if (tail + first < count) add_value(st, image[tail + first]);
     const detail::Stats s = detail::block_reduce(st, scratch);
-    if (threadIdx.x == 0 && s.count > 0) {
-        detail::Stats* d = g.stats;
-        merge_stats(d, s);
+    if (threadIdx.x == 0) {
+        if (s.count > 0) merge_stats(g.stats, s);
+        __threadfence();   // the merge is seen before the count that says it is done
+        last = atomicAdd(g.stats_blocks, 1u) == unsigned(blocks) - 1u;
+    }
+    __syncthreads();
+    if (last && threadIdx.x == 0) {
+        __threadfence();
+        finish_statistics(g);
     }
 }
 
-// One thread: the two modes. Both bound the FFT numerator's error by the values transformed
-// (centred by modes[0].c), each in its own scale.
-static __global__ void plane_modes(PlanesParams g)
+static __global__ void __launch_bounds__(kStatsThreads) image_stats(PlanesParams g, int64_t count)
 {
-    const detail::Stats s = read_merged(*g.stats);
-    if (!s.finite && g.check_finite) *reinterpret_cast<volatile int*>(g.status) = 1;   // host memory
-    TileMode centred = decide(s, 0, g.n, g.guard), plain = decide(s, 1, g.n, g.guard);
-    const double m = fmax(fabs(double(s.hi) - centred.c), fabs(double(s.lo) - centred.c));
-    centred.m2 = (m * centred.scale) * (m * centred.scale);
-    plain.m2 = (m * plain.scale) * (m * plain.scale);
-    g.modes[0] = centred;
-    g.modes[1] = plain;
+    image_statistics(g, count, int(blockIdx.x), int(gridDim.x), g.frame->image);
 }
 
-// LCC: the image statistics and the two modes, the first kernels of an LCC frame of planes,
-// rows and slabs (which launch them from their own translation units).
+// LCC: the image statistics and the two modes, the first kernel of an LCC frame of planes and
+// rows (which launch it from their own translation units).
 static inline void enqueue_statistics(const PlanesParams& g, int64_t image_elems, cudaStream_t s)
 {
-    const unsigned blocks = unsigned(std::min<int64_t>((image_elems + 255) / 256, kStatsBlocks));
-    stats_reset<<<1, 1, 0, s>>>(g);
-    image_stats<<<blocks, 256, 0, s>>>(g, image_elems);
-    plane_modes<<<1, 1, 0, s>>>(g);
+    image_stats<<<stats_blocks(image_elems), kStatsThreads, 0, s>>>(g, image_elems);
 }
 
 // The transforms' input: every image plane some window reads, in a box of F1 x F2 with the
@@ -616,19 +650,23 @@ __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(P
     }
 }
 
+// Output e recomputed from the image (recomputed: the window around its own mean, in double).
+__device__ inline void recompute_output(const PlanesParams& g, int64_t e)
+{
+    const int64_t plane = int64_t(g.O[1]) * g.O[2];
+    const int q = int(e / plane), y = int((e - q * plane) / g.O[2]), x = int(e - q * plane - int64_t(y) * g.O[2]);
+    const Window w{{q - g.P[0], y - g.P[1], x - g.P[2]}, {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]},
+                   g.tap_row, g.n, *g.tap_sum};
+    g.frame->out[e] = fminf(fmaxf(recomputed(w, g.frame->image, g.taps), -1.f), 1.f);
+}
+
 // The outputs finalise_planes listed, recomputed from the image (rare; grid-stride over the
 // list, whose length is only known on the device).
 static __global__ void recompute_listed(PlanesParams g)
 {
     const int count = *g.redo_count;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
-        const int64_t e = g.redo[i];
-        const int64_t plane = int64_t(g.O[1]) * g.O[2];
-        const int q = int(e / plane), y = int((e - q * plane) / g.O[2]), x = int(e - q * plane - int64_t(y) * g.O[2]);
-        const Window w{{q - g.P[0], y - g.P[1], x - g.P[2]}, {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]},
-                       g.tap_row, g.n, *g.tap_sum};
-        g.frame->out[e] = fminf(fmaxf(recomputed(w, g.frame->image, g.taps), -1.f), 1.f);
-    }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
+        recompute_output(g, g.redo[i]);
 }
 
 }  // namespace flcc::device

@@ -30,6 +30,7 @@
 #include "device/kernels/fft32.h"
 #include "device/kernels/fourier_planes.cuh"
 #include "device/kernels/slab_layout.h"
+#include "device/kernels/template_taps.cuh"
 
 #include <cuda_pipeline.h>
 
@@ -258,28 +259,49 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
     }
 }
 
-// A device template's spectra and prefix sums, in stream order after prepare_template
-// (template_prep.cu), and only when it prepared the taps (*prepared): kSlabTemplateBlocks blocks
-// of a quarter plane's slots, a thread per slot, a direct DFT over the plane's taps in double
-// from a table of the 32 roots (the host's slab_template_spectra sums the same terms
-// separably); the last block the prefix sums taps_outside reads (tap_prefix_sums' values,
-// summed along one axis at a time). kSlabTemplateThreads threads.
-constexpr int kSlabTemplateThreads = kSlabSlots / 4;
+// A device template, prepared on the device in the frame that first uses it: kSlabTemplateBlocks
+// blocks of slab_head, beside the statistics blocks (each block prepares the template itself from
+// the caller's values, tap_form: 512 values, cheaper than waiting for another kernel). Blocks
+// 0 .. kSlabTemplateBlocks - 2 take a quarter plane's slots, a thread per slot, a direct DFT over
+// the plane's taps in double from a table of the 32 roots (the host's slab_template_spectra sums
+// the same terms separably); the last block writes the taps and their sum (what the recomputed
+// windows read) and the prefix sums taps_outside reads (tap_prefix_sums' values, summed along one
+// axis at a time). A non-finite template (with the check on) sets the status and changes nothing.
+constexpr int kSlabTemplateThreads = kSlabSlots / 4;   // threads with a slot in a DFT block
 constexpr int kSlabTemplateBlocks = kSlabMaxT * 4 + 1;
-__global__ void __launch_bounds__(kSlabTemplateThreads)
-    slab_template_device(const float* __restrict__ taps, int tap_row, int T0, int T1, int T2, float4* spectra,
-                         double* prefix, const int* prepared)
+
+struct SlabTemplateWork {
+    const float* user;   // the caller's template (device memory)
+    int T0, T1, T2;
+    int lcorr, check_finite;
+    float4* spectra;     // kSlabMaxT planes of kSlabSlots
+    float* taps;         // T0 x T1 rows of tap_row
+    int tap_row;
+    double* tap_sum;     // then the prefix sums
+    int* status;
+};
+
+__device__ inline void slab_template_block(const SlabTemplateWork& w, int b)
 {
-    if (*prepared == 0) return;
+    __shared__ double scratch[kScratchDoubles];
     __shared__ double wc[kSlabFFT], ws[kSlabFFT];
     __shared__ float plane[kSlabMaxT * kSlabMaxT];
     __shared__ double q[(kSlabMaxT + 1) * (kSlabMaxT + 1) * (kSlabMaxT + 1)];
-    const int tid = threadIdx.x;
-    if (blockIdx.x < kSlabTemplateBlocks - 1) {
-        const int dz = blockIdx.x / 4, slot = blockIdx.x % 4 * kSlabTemplateThreads + tid;
+    const int tid = threadIdx.x, threads = blockDim.x;
+    const int T0 = w.T0, T1 = w.T1, T2 = w.T2;
+    const int64_t n = int64_t(T0) * T1 * T2;
+    const bool lcorr = w.lcorr != 0;
+    const TapForm form = tap_form(w.user, n, lcorr, scratch);
+    if (!form.finite && w.check_finite) {
+        if (b == kSlabTemplateBlocks - 1 && tid == 0) *reinterpret_cast<volatile int*>(w.status) = 1;
+        return;
+    }
+    if (b < kSlabTemplateBlocks - 1) {
+        const int dz = b / 4, slot = b % 4 * kSlabTemplateThreads + tid;
         if (tid < kSlabFFT) sincospi(tid / 16.0, &ws[tid], &wc[tid]);
-        if (dz < T0 && tid < T1 * T2) plane[tid] = taps[(dz * T1 + tid / T2) * tap_row + tid % T2];
+        if (dz < T0 && tid < T1 * T2) plane[tid] = tap_value(w.user, n, int64_t(dz) * T1 * T2 + tid, lcorr, form);
         __syncthreads();
+        if (tid >= kSlabTemplateThreads) return;
         const auto dft = [&](int kx, int ky, double& re, double& im) {
             re = im = 0;
             if (dz >= T0) return;
@@ -293,27 +315,53 @@ __global__ void __launch_bounds__(kSlabTemplateThreads)
         };
         float o[4];
         slab_slot_factors(slot / kSlabFFT, slot % kSlabFFT, dft, o);
-        spectra[dz * kSlabSlots + slot] = make_float4(o[0], o[1], o[2], o[3]);
+        w.spectra[dz * kSlabSlots + slot] = make_float4(o[0], o[1], o[2], o[3]);
         return;
     }
     const int s1 = T2 + 1, s0 = (T1 + 1) * s1, total = (T0 + 1) * s0;
-    for (int i = tid; i < total; i += kSlabTemplateThreads) {
-        const int a = i / s0, b = i / s1 % (T1 + 1), c = i % s1;
-        q[i] = a > 0 && b > 0 && c > 0 ? double(taps[((a - 1) * T1 + b - 1) * tap_row + c - 1]) : 0.0;
+    double part = 0;
+    for (int k = tid; k < T0 * T1 * w.tap_row; k += threads) {
+        const int r = k / w.tap_row, c = k % w.tap_row;
+        const float v = c < T2 ? tap_value(w.user, n, int64_t(r) * T2 + c, lcorr, form) : 0.f;
+        w.taps[k] = v;
+        part += v;
     }
-    __syncthreads();
-    for (int i = tid; i < (T0 + 1) * (T1 + 1); i += kSlabTemplateThreads)   // along the columns
+    for (int i = tid; i < total; i += threads) {
+        const int a = i / s0, bb = i / s1 % (T1 + 1), c = i % s1;
+        q[i] = a > 0 && bb > 0 && c > 0 ? double(tap_value(w.user, n, (int64_t(a - 1) * T1 + bb - 1) * T2 + c - 1, lcorr, form))
+                                        : 0.0;
+    }
+    const double sum = block_sum(part, scratch);   // (its barriers order q's writes too)
+    if (tid == 0) *w.tap_sum = sum;
+    for (int i = tid; i < (T0 + 1) * (T1 + 1); i += threads)   // along the columns
         for (int c = 1; c <= T2; ++c) q[i * s1 + c] += q[i * s1 + c - 1];
     __syncthreads();
-    for (int i = tid; i < (T0 + 1) * s1; i += kSlabTemplateThreads) {   // along the rows
+    for (int i = tid; i < (T0 + 1) * s1; i += threads) {   // along the rows
         const int base = i / s1 * s0 + i % s1;
-        for (int b = 1; b <= T1; ++b) q[base + b * s1] += q[base + (b - 1) * s1];
+        for (int r = 1; r <= T1; ++r) q[base + r * s1] += q[base + (r - 1) * s1];
     }
     __syncthreads();
-    for (int i = tid; i < s0; i += kSlabTemplateThreads)   // along the planes
+    for (int i = tid; i < s0; i += threads)   // along the planes
         for (int a = 1; a <= T0; ++a) q[a * s0 + i] += q[(a - 1) * s0 + i];
     __syncthreads();
-    for (int i = tid; i < total; i += kSlabTemplateThreads) prefix[i] = q[i];
+    for (int i = tid; i < total; i += threads) w.tap_sum[1 + i] = q[i];
+}
+
+// The first kernel of a slabs frame, before its graph: block 0 sets the frame slot; with a device
+// template new to the plan, kSlabTemplateBlocks blocks prepare it (first, so that they start at
+// once); LCC, then stats_blocks blocks of image statistics (finishing the modes). One launch
+// where set_frame, prepare_template, slab_template_device and the statistics were four, and the
+// template work overlaps the statistics (H100, 256^3/8^3: ~15 us a frame).
+__global__ void __launch_bounds__(kStatsThreads)
+    slab_head(PlanesParams g, int64_t count, int stats_blocks, int template_blocks, FrameSlot* slot,
+              const float* image, float* out, SlabTemplateWork w)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) *slot = FrameSlot{image, out};
+    const int b = int(blockIdx.x);
+    if (b < template_blocks)
+        slab_template_block(w, b);
+    else if (b - template_blocks < stats_blocks)
+        image_statistics(g, count, b - template_blocks, stats_blocks, image);
 }
 
 }  // namespace flcc::device

@@ -291,27 +291,49 @@ __global__ void __launch_bounds__(kWinThreads, 2) slab_window(PlanesParams g, in
             double2 o[kWinRun];
             slab_window_detail::run_sums<W>(hs + (uc & 1) * kWinHs + kWinRun * vk * kWinHPitch + vx, kWinHPitch, T1,
                                             o);
+            // The factors first: no store between them, so the factor's constants are read
+            // from shared memory once (a store through a generic pointer could alias them).
             const WindowFactor& f = wf[mode_of(uc)];
+            float factor[kWinRun];
+#pragma unroll
+            for (int i = 0; i < kWinRun; ++i) factor[i] = f(o[i].x, o[i].y);
             int lo[3], hi[3];
             window_inside(g, 0, q0 + uc, lo[0], hi[0]);
             const bool zw = lo[0] == 0 && hi[0] == T0;
             const unsigned whole = c0s == 0 ? ~0u : zw ? cwhole : 0u;
+            // Branches per task, not per output: the padding's shares where some window
+            // reaches the padding, the stores, the recompute list (rare).
+            float v[kWinRun];
 #pragma unroll
-            for (int i = 0; i < kWinRun; ++i) {
-                if (!(creal >> i & 1u)) continue;
-                float v = num[i];
-                if (!(whole >> i & 1u)) {
+            for (int i = 0; i < kWinRun; ++i) v[i] = num[i];
+            if ((whole & creal) != creal) {
+#pragma unroll
+                for (int i = 0; i < kWinRun; ++i) {
+                    if (!(creal >> i & 1u) || (whole >> i & 1u)) continue;
                     double share = zshare[i * kWinCThreads + tid];
                     if (!zw) {
                         window_inside(g, 1, vy + i, lo[1], hi[1]);
                         window_inside(g, 2, ox, lo[2], hi[2]);
                         share = c0s * taps_outside(g, lo, hi);
                     }
-                    v = float(double(v) - share);
+                    v[i] = float(double(v[i]) - share);
                 }
-                const float fr = f(o[i].x, o[i].y);   // below zero: to recompute (stored as 0 here)
-                if (fr < 0.f) g.redo[atomicAdd(g.redo_count, 1)] = e0 + i * row;
-                __stcs(out + (e0 + i * row), fminf(fmaxf(v * fmaxf(fr, 0.f), -1.f), 1.f));
+            }
+            unsigned redo = 0;   // factor below zero: to recompute (stored as 0 here)
+#pragma unroll
+            for (int i = 0; i < kWinRun; ++i) {
+                redo |= unsigned(factor[i] < 0.f) << i;
+                v[i] = fminf(fmaxf(v[i] * fmaxf(factor[i], 0.f), -1.f), 1.f);
+            }
+            float* const dst = out + e0;
+#pragma unroll
+            for (int i = 0; i < kWinRun; ++i)
+                if (creal >> i & 1u) __stcs(dst + i * row, v[i]);
+            redo &= creal;
+            if (redo != 0) {
+#pragma unroll
+                for (int i = 0; i < kWinRun; ++i)
+                    if (redo >> i & 1u) g.redo[atomicAdd(g.redo_count, 1)] = e0 + i * row;
             }
         }
         __syncthreads();   // A's zs, B's hs are written; zs and hs of two planes back are read
