@@ -232,22 +232,23 @@ public:
         return tiles < (int64_t(1) << 31);
     }
 
-    // Measured at 256^3 / 8^3 (H200, Nsight Compute): slab_frame ~11 us per step of 16 input
-    // planes (121 blocks of 17 steps, one wave: 187 us, LCC and convolution alike); LCC adds
-    // slab_window, ~2.8 us per output plane of a chunk per wave of blocks (243 blocks of 88
-    // planes, two per multiprocessor: 244 us), the statistics ~1.3 ps per image element
-    // (22 us), and ~15 us of small kernels (a changed device template's preparation ~14 us).
+    // Measured at 256^3 / 8^3 (H100 and H200, Nsight Compute): slab_frame ~11 us per step of 16
+    // input planes (121 blocks of 17 steps, one wave: 187 us, LCC and convolution alike); LCC
+    // adds slab_window, ~2.6 us per output plane of a chunk per wave of blocks (243 blocks of 88
+    // planes, two per multiprocessor: 230 us), the statistics ~1.3 ps per image element
+    // (slab_head, 22-29 us, a new device template prepared beside them), and ~10 us of launches
+    // and recompute_listed.
     // Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const SlabGrid g = slab_grid(p, 132);
         const double blocks = double(g.tiles_x) * g.tiles_y * g.chunks, waves = std::ceil(blocks / 132.0);
         const double steps = std::ceil(double(g.chunk + kSlabMaxT - 1) / kSlabPlanes);
-        double t = waves * steps * 11e-6 + 15e-6;
+        double t = waves * steps * 11e-6 + 10e-6;
         if (p.op == Op::lcorr) {
             const SlabGrid w = window_grid(p, 132, 2);
             const double wwaves = std::ceil(double(w.tiles_x) * w.tiles_y * w.chunks / 264.0);
-            t += wwaves * w.chunk * 2.8e-6 + 1.3e-12 * double(p.image_elems());
+            t += wwaves * w.chunk * 2.6e-6 + 1.3e-12 * double(p.image_elems());
         }
         return with_host_transfers(p, t);
     }
