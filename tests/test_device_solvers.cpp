@@ -72,6 +72,18 @@ struct DeviceArray {
     }
 };
 
+// A device-resident plan forced to GPU solver `name`.
+flcc_result resident_plan(flcc_plan* p, const std::string& name, flcc_op op, const ref::Shape& s)
+{
+    flcc_options o;
+    flcc_options_init(&o);
+    o.platform = FLCC_DEVICE;
+    o.method = name.c_str();
+    o.region = s.region;
+    o.device_resident = 1;
+    return flcc_plan_create(p, op, s.dim, s.image, s.templ, &o);
+}
+
 }  // namespace
 
 TEST_CASE("without a GPU, DEVICE plans fail cleanly and ANY plans on the host", "[device]")
@@ -636,14 +648,8 @@ TEST_CASE("templates in device memory: changes are detected, every exec uses the
                     const auto a = ref::make_data(d, s, false, rng), b = ref::make_data(d, s, false, rng);
                     const auto want_a = th::reference(op, s, img.data(), a.data());
                     const auto want_b = th::reference(op, s, img.data(), b.data());
-                    flcc_options o;
-                    flcc_options_init(&o);
-                    o.platform = FLCC_DEVICE;
-                    o.method = name.c_str();
-                    o.region = s.region;
-                    o.device_resident = 1;
                     flcc_plan p = nullptr;
-                    const flcc_result made = flcc_plan_create(&p, op, s.dim, s.image, s.templ, &o);
+                    const flcc_result made = resident_plan(&p, name, op, s);
                     if (made == FLCC_METHOD_NOT_APPLICABLE) continue;
                     REQUIRE(made == FLCC_SUCCESS);
                     DeviceArray<float> d_img(img), d_a(a), d_b(b), d_out(size_t(ref::out_elems(s)));
@@ -694,14 +700,8 @@ TEST_CASE("device templates changing between frames queued on a caller's stream"
         if (th::solver_dim(name) != 3) continue;
         const ref::Shape s{3, {40, 44, 48}, {8, 8, 8}, FLCC_FULL};
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
-            flcc_options o;
-            flcc_options_init(&o);
-            o.platform = FLCC_DEVICE;
-            o.method = name.c_str();
-            o.region = s.region;
-            o.device_resident = 1;
             flcc_plan p = nullptr;
-            const flcc_result made = flcc_plan_create(&p, op, s.dim, s.image, s.templ, &o);
+            const flcc_result made = resident_plan(&p, name, op, s);
             if (made == FLCC_METHOD_NOT_APPLICABLE) continue;
             REQUIRE(made == FLCC_SUCCESS);
             INFO(name << (op == FLCC_CONV ? " conv" : " lcorr"));
