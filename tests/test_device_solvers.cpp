@@ -72,15 +72,16 @@ struct DeviceArray {
     }
 };
 
-// A device-resident plan forced to GPU solver `name`.
-flcc_result resident_plan(flcc_plan* p, const std::string& name, flcc_op op, const ref::Shape& s)
+// A plan forced to GPU solver `name` for shape s; `resident`: device_resident (device pointers
+// only).
+flcc_result forced_plan(flcc_plan* p, const std::string& name, flcc_op op, const ref::Shape& s, bool resident = false)
 {
     flcc_options o;
     flcc_options_init(&o);
     o.platform = FLCC_DEVICE;
     o.method = name.c_str();
     o.region = s.region;
-    o.device_resident = 1;
+    o.device_resident = resident ? 1 : 0;
     return flcc_plan_create(p, op, s.dim, s.image, s.templ, &o);
 }
 
@@ -235,13 +236,8 @@ TEST_CASE("small 2D direct kernels: every column shift, aligned and misaligned d
                 REQUIRE(c.result == FLCC_SUCCESS);
                 CHECK(th::error(FLCC_CONV, want_conv, c.out.data()) <= 1e-5);
 
-                flcc_options o;
-                flcc_options_init(&o);
-                o.platform = FLCC_DEVICE;
-                o.method = name.c_str();
-                o.region = reg;
                 flcc_plan p = nullptr;
-                REQUIRE(flcc_plan_create(&p, FLCC_LCORR, 2, s.image, s.templ, &o) == FLCC_SUCCESS);
+                REQUIRE(forced_plan(&p, name, FLCC_LCORR, s) == FLCC_SUCCESS);
                 std::vector<float> shifted(img.size() + 1);
                 std::copy(img.begin(), img.end(), shifted.begin() + 1);
                 DeviceArray<float> d_in(shifted), d_out(want.size());
@@ -269,13 +265,8 @@ TEST_CASE("3D Fourier solvers: device images 0 to 3 floats off 16-byte alignment
         const auto want = ref::lcorr(s, img.data(), t.data());
         const auto flat = ref::zero_variance(s, img.data());
         for (const std::string& name : th::solvers("device.fourier3")) {
-            flcc_options o;
-            flcc_options_init(&o);
-            o.platform = FLCC_DEVICE;
-            o.method = name.c_str();
-            o.region = s.region;
             flcc_plan p = nullptr;
-            const flcc_result made = flcc_plan_create(&p, FLCC_LCORR, 3, s.image, s.templ, &o);
+            const flcc_result made = forced_plan(&p, name, FLCC_LCORR, s);
             if (made == FLCC_METHOD_NOT_APPLICABLE) continue;
             REQUIRE(made == FLCC_SUCCESS);
             for (int off = 0; off < 4; ++off) {
@@ -649,7 +640,7 @@ TEST_CASE("templates in device memory: changes are detected, every exec uses the
                     const auto want_a = th::reference(op, s, img.data(), a.data());
                     const auto want_b = th::reference(op, s, img.data(), b.data());
                     flcc_plan p = nullptr;
-                    const flcc_result made = resident_plan(&p, name, op, s);
+                    const flcc_result made = forced_plan(&p, name, op, s, true);
                     if (made == FLCC_METHOD_NOT_APPLICABLE) continue;
                     REQUIRE(made == FLCC_SUCCESS);
                     DeviceArray<float> d_img(img), d_a(a), d_b(b), d_out(size_t(ref::out_elems(s)));
@@ -701,7 +692,7 @@ TEST_CASE("device templates changing between frames queued on a caller's stream"
         const ref::Shape s{3, {40, 44, 48}, {8, 8, 8}, FLCC_FULL};
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
             flcc_plan p = nullptr;
-            const flcc_result made = resident_plan(&p, name, op, s);
+            const flcc_result made = forced_plan(&p, name, op, s, true);
             if (made == FLCC_METHOD_NOT_APPLICABLE) continue;
             REQUIRE(made == FLCC_SUCCESS);
             INFO(name << (op == FLCC_CONV ? " conv" : " lcorr"));

@@ -1,5 +1,6 @@
 // What the cuFFT-based GPU solvers share: cuFFT's result codes as flcc_result, an owning plan
-// handle, the fast transform sizes, and a per-frame CUDA graph captured once.
+// handle, the fast transform sizes, a per-frame CUDA graph captured once, and launches that
+// overlap the previous kernel.
 #pragma once
 
 #include "device/cuda_util.h"
@@ -119,6 +120,30 @@ flcc_result raise_shared_limit(Kernel kernel, size_t bytes)
     const size_t dynamic = size_t(most) - std::min(size_t(most), attributes.sharedSizeBytes);
     if (bytes > dynamic) return FLCC_METHOD_NOT_APPLICABLE;
     FLCC_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)));
+    return FLCC_SUCCESS;
+}
+
+// Launches `kernel` as a programmatic dependent of the kernel before it on `s` (the frame graphs
+// capture it as such an edge): its blocks may start once every block of that kernel has called
+// cudaTriggerProgrammaticLaunchCompletion() or exited, on the multiprocessors it leaves free, and
+// run what does not read that kernel's results; each thread calls cudaGridDependencySynchronize()
+// (which waits for that kernel's completion and its writes) before it does. This hides the
+// launch between two kernels of a frame, and the tail of the first.
+template <typename... Params, typename... Args>
+flcc_result launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared, cudaStream_t s,
+                             Args&&... args)
+{
+    cudaLaunchAttribute dependent{};
+    dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dependent.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = shared;
+    config.stream = s;
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    FLCC_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
     return FLCC_SUCCESS;
 }
 

@@ -7,7 +7,8 @@
 // template planes' spectra are made on the host when a host template changes, or on the device by
 // the next frame's first kernel for a device template. Per frame that kernel (slab_head: the
 // frame's slot, its statistics, a new device template) is launched, then the rest replays as one
-// CUDA graph.
+// CUDA graph, whose LCC kernels after slab_frame start as dependents of the one before them
+// (launch_dependent: their launches and first steps hidden behind its tail).
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_slabs.cuh"
@@ -98,15 +99,29 @@ public:
             window_grid_ = window_grid(p_, sms, std::max(1, resident));
         }
 
+        // tmpl_: the planes' spectra, then the taps in T0 x T1 rows of tap_row_, their sum and
+        // the prefix sums; slab_head's template blocks write them for a device template.
+        SlabTemplateWork& w = template_work_;
+        char* t = tmpl_.as<char>();
+        w.T0 = T0;
+        w.T1 = T1;
+        w.T2 = T2;
+        w.lcorr = lcorr;
+        w.check_finite = p_.check_finite;
+        w.spectra = tmpl_.as<float4>();
+        w.taps = reinterpret_cast<float*>(t + kSlabTapBytes);
+        w.tap_row = tap_row_;
+        w.tap_sum = reinterpret_cast<double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
+        w.status = status();
+
         SlabParams& sp = params_;
         PlanesParams& q = sp.g;
         q.frame = slot_.as<FrameSlot>();
         set_problem(q, p_);
         q.guard = slab_window_guard(T0, T1, T2, window_grid_.chunk);
-        char* t = tmpl_.as<char>();
-        q.taps = reinterpret_cast<const float*>(t + kSlabTapBytes);
+        q.taps = w.taps;
         q.tap_row = tap_row_;
-        q.tap_sum = reinterpret_cast<const double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
+        q.tap_sum = w.tap_sum;
         q.prefix = q.tap_sum + 1;
         if (lcorr && (r = lcc_.bind(q, work_stream())) != FLCC_SUCCESS) return r;
         q.status = status();
@@ -154,41 +169,31 @@ public:
 
 private:
     // One frame's work after its statistics (the frame in the slot), on `s`: the captured graph.
+    // LCC: slab_window and recompute_listed start as dependents of the kernel before them.
     flcc_result enqueue_frame(cudaStream_t s)
     {
         const PlanesParams& q = params_.g;
         const dim3 grid(unsigned(grid_.tiles_x * grid_.tiles_y), unsigned(grid_.chunks));
-        if (q.lcorr) {
-            slab_frame<true><<<grid, kSlabThreads, kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
-            const SlabGrid& w = window_grid_;
-            window_<<<dim3(unsigned(w.tiles_x * w.tiles_y), unsigned(w.chunks)), kWinThreads, kWinSharedBytes, s>>>(
-                q, w.tiles_x, w.chunk);
-            recompute_listed<<<256, 128, 0, s>>>(q);
-        } else {
+        if (!q.lcorr) {
             slab_frame<false><<<grid, kSlabThreads, kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
+            FLCC_CUDA_TRY(cudaGetLastError());
+            return FLCC_SUCCESS;
         }
+        slab_frame<true><<<grid, kSlabThreads, kSlabSharedBytes, s>>>(params_, tmpl_.as<float4>());
         FLCC_CUDA_TRY(cudaGetLastError());
-        return FLCC_SUCCESS;
+        const SlabGrid& w = window_grid_;
+        const flcc_result r = launch_dependent(window_, dim3(unsigned(w.tiles_x * w.tiles_y), unsigned(w.chunks)),
+                                               dim3(kWinThreads), kWinSharedBytes, s, q, w.tiles_x, w.chunk);
+        if (r != FLCC_SUCCESS) return r;
+        return launch_dependent(recompute_listed, dim3(256), dim3(128), 0, s, q);
     }
 
     // Per frame: slab_head (the slot; LCC the statistics; the first frame after
     // set_device_template that template's taps, spectra and prefix sums), then the graph.
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
     {
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]);
-        char* t = tmpl_.as<char>();
-        SlabTemplateWork w{};
+        SlabTemplateWork w = template_work_;
         w.user = device_template_;
-        w.T0 = T0;
-        w.T1 = T1;
-        w.T2 = int(p_.templ[2]);
-        w.lcorr = p_.op == Op::lcorr;
-        w.check_finite = p_.check_finite;
-        w.spectra = tmpl_.as<float4>();
-        w.taps = reinterpret_cast<float*>(t + kSlabTapBytes);
-        w.tap_row = tap_row_;
-        w.tap_sum = reinterpret_cast<double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
-        w.status = status();
         const PlanesParams& q = params_.g;
         const int stats = q.lcorr ? stats_blocks(p_.image_elems()) : 0;
         for (int64_t f = 0; f < count; ++f) {
@@ -213,6 +218,7 @@ private:
     PinnedBuffer staged_;   // tmpl_'s uploads
     const float* device_template_ = nullptr;   // set_device_template's, until its first frame
     SlabParams params_{};
+    SlabTemplateWork template_work_{};   // all but the device template (create)
     FrameGraph graph_;
 };
 

@@ -650,23 +650,22 @@ __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(P
     }
 }
 
-// Output e recomputed from the image (recomputed: the window around its own mean, in double).
-__device__ inline void recompute_output(const PlanesParams& g, int64_t e)
-{
-    const int64_t plane = int64_t(g.O[1]) * g.O[2];
-    const int q = int(e / plane), y = int((e - q * plane) / g.O[2]), x = int(e - q * plane - int64_t(y) * g.O[2]);
-    const Window w{{q - g.P[0], y - g.P[1], x - g.P[2]}, {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]},
-                   g.tap_row, g.n, *g.tap_sum};
-    g.frame->out[e] = fminf(fmaxf(recomputed(w, g.frame->image, g.taps), -1.f), 1.f);
-}
-
-// The outputs finalise_planes listed, recomputed from the image (rare; grid-stride over the
-// list, whose length is only known on the device).
+// The outputs finalise_planes listed, recomputed from the image (recomputed: the window around
+// its own mean, in double; rare): grid-stride over the list, whose length is only known on the
+// device. It may be launched as a programmatic dependent of the kernel that lists them
+// (launch_dependent): it waits for that kernel first.
 static __global__ void recompute_listed(PlanesParams g)
 {
+    cudaGridDependencySynchronize();
     const int count = *g.redo_count;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x)
-        recompute_output(g, g.redo[i]);
+    const int64_t plane = int64_t(g.O[1]) * g.O[2];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
+        const int64_t e = g.redo[i];
+        const int q = int(e / plane), y = int((e - q * plane) / g.O[2]), x = int(e - q * plane - int64_t(y) * g.O[2]);
+        const Window w{{q - g.P[0], y - g.P[1], x - g.P[2]}, {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]},
+                       g.tap_row, g.n, *g.tap_sum};
+        g.frame->out[e] = fminf(fmaxf(recomputed(w, g.frame->image, g.taps), -1.f), 1.f);
+    }
 }
 
 }  // namespace flcc::device

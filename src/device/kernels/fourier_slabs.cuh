@@ -100,6 +100,9 @@ __global__ void __launch_bounds__(kSlabThreads, 1) slab_frame(SlabParams sp, con
     float* raw = reinterpret_cast<float*>(slab_shared);   // the step's raw tiles
     float2* spec = reinterpret_cast<float2*>(reinterpret_cast<char*>(slab_shared) + kSlabRawBytes);
     const PlanesParams& g = sp.g;
+    // LCC: slab_window, launched as a dependent (launch_dependent), may put its blocks on the
+    // multiprocessors this grid leaves free and sum its first planes while this one runs.
+    if (Lcc) cudaTriggerProgrammaticLaunchCompletion();
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int ty = blockIdx.x / sp.tiles_x, tx = blockIdx.x - ty * sp.tiles_x;
     const int ox0 = tx * kSlabOut, oy0 = ty * kSlabOut, q0 = blockIdx.y * sp.chunk;

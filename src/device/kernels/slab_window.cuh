@@ -129,6 +129,8 @@ __global__ void __launch_bounds__(kWinThreads, 2) slab_window(PlanesParams g, in
     double* const zshare = reinterpret_cast<double*>(hs + 2 * kWinHs);   // [kWinRun][kWinCThreads]
     __shared__ __align__(16) unsigned char wf_bytes[2 * sizeof(WindowFactor)];
     const WindowFactor* wf = reinterpret_cast<const WindowFactor*>(wf_bytes);
+    // recompute_listed, launched as a dependent, waits for this grid's list from the start.
+    cudaTriggerProgrammaticLaunchCompletion();
     const int tid = threadIdx.x;
     const int T0 = g.T[0], T1 = Full ? kSlabMaxT : g.T[1], T2 = Full ? kSlabMaxT : g.T[2];
     const int ty = blockIdx.x / tiles_x, tx = blockIdx.x - ty * tiles_x;
@@ -220,6 +222,9 @@ __global__ void __launch_bounds__(kWinThreads, 2) slab_window(PlanesParams g, in
     float wc = 0.f;
     double wscale = 1;
     for (int u = 0; u < nq + 2; ++u) {
+        // Launched as slab_frame's dependent (launch_dependent): everything up to here and plane
+        // 0's sums may run beside slab_frame; its numerators are read from plane 1 on.
+        if (u == 1) cudaGridDependencySynchronize();
         // C's numerators: plane u - 2's arrived during the previous plane, plane u - 1's fly
         // until the next.
         const int uc = u - 2, e0 = e_first + uc * plane_out;
