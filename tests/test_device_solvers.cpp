@@ -683,9 +683,9 @@ TEST_CASE("device templates changing between frames queued on a caller's stream"
 {
     if (skip_without_gpu()) return;
     // Frames queued without waiting, each with another device template: a solver that prepares
-    // device templates beside the frames (slabs: on a stream of its own, overlapping the next
-    // frame's statistics) must neither rewrite the spectra an earlier frame still reads nor let
-    // a frame start on a template not yet prepared.
+    // device templates beside the frames (slabs: in blocks of each frame's first kernel, beside
+    // its statistics) must neither rewrite the spectra an earlier frame still reads nor let a
+    // frame start on a template not yet prepared.
     std::mt19937 rng(47);
     for (const std::string& name : th::solvers("device.")) {
         if (th::solver_dim(name) != 3) continue;
