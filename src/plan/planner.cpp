@@ -28,8 +28,6 @@ bool on_platform(const Solver& s, flcc_platform platform, bool device_ok)
     return platform == FLCC_ANY || s.platform() == platform;
 }
 
-// Planner-owned inputs: random frames and template, never the user's buffers. For a plan that
-// promises device-resident data, GPU solvers are timed on device copies.
 // Host floats, page-locked when asked for and a device is usable (pinned_alloc), else ordinary.
 class HostFloats {
 public:
@@ -60,21 +58,23 @@ private:
     bool pinned_ = false;
 };
 
-// The frames MEASURE times on. Host frames are page-locked when device solvers are candidates
-// (pinned_host): users' frames from flcc_malloc are, and pageable copies of a 256^3 LCC frame
-// took 11-15 ms on an H100 against ~3 ms pinned, which hid every difference in compute between
-// the GPU solvers (the pick was 1.5x slower than slabs there).
+// Planner-owned inputs: random frames and template, never the user's buffers. For a plan that
+// promises device-resident data, GPU solvers are timed on device copies. Host frames are
+// page-locked when device solvers are candidates (pinned_host): users' frames from flcc_malloc
+// are, and pageable copies of a 256^3 LCC frame took 11-15 ms on an H100 against ~3 ms pinned,
+// which hid every difference in compute between the GPU solvers (the pick was 1.5x slower than
+// slabs there).
 struct TimingData {
+    int64_t frames;   // first: image and out are sized by it
     HostFloats image, out;
     std::vector<float> templ;
-    int64_t frames;
     float* device_image = nullptr;
     float* device_out = nullptr;
 
     TimingData(const Problem& p, bool pinned_host)
-        : image(size_t(p.image_elems() * (p.type == FLCC_STREAM ? 2 : 1)), pinned_host),
-          out(size_t(p.out_elems() * (p.type == FLCC_STREAM ? 2 : 1)), pinned_host),
-          frames(p.type == FLCC_STREAM ? 2 : 1)
+        : frames(p.type == FLCC_STREAM ? 2 : 1),
+          image(size_t(p.image_elems() * frames), pinned_host),
+          out(size_t(p.out_elems() * frames), pinned_host)
     {
         std::mt19937 rng(12345);
         std::uniform_real_distribution<float> u(0.f, 1.f);
