@@ -244,6 +244,17 @@ TEST_CASE("small 2D direct kernels: every column shift, aligned and misaligned d
                 REQUIRE(flcc_lcorr_exec(p, d_in.p + 1, t.data(), d_out.p, 1) == FLCC_SUCCESS);
                 CHECK(ref::max_abs_diff(want, d_out.get().data()) <= 1e-5);
                 flcc_destroy(p);
+
+                // A NaN anywhere in the image is reported by both operations (convolution's
+                // blocks gather the statistics for this check alone).
+                if (d != Data::uniform) continue;
+                for (const size_t at : {size_t(0), img.size() / 2 + 3, img.size() - 1}) {
+                    auto bad = img;
+                    bad[at] = std::nanf("");
+                    INFO("NaN at " << at);
+                    CHECK(th::run(FLCC_LCORR, s, bad, t, device_opts(name)).result == FLCC_NONFINITE_INPUT);
+                    CHECK(th::run(FLCC_CONV, s, bad, t, device_opts(name)).result == FLCC_NONFINITE_INPUT);
+                }
             }
     }
 }

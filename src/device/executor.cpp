@@ -32,6 +32,10 @@ flcc_result DeviceExecutor::pipeline_buffers()
             for (DeviceBuffer* d : {&in_[0], &in_[1], &out_[0], &out_[1]}) d->reset();
             return r;
         }
+        // Zeroed once: a frame refused on the GPU (non-finite input) writes no outputs, and its
+        // download then copies what is there (the output is undefined then, but not uninitialised
+        // memory that compute-sanitizer's initcheck reports).
+        FLCC_CUDA_TRY(cudaMemsetAsync(out_[b].as<char>(), 0, out, compute_.get()));
     }
     return FLCC_SUCCESS;
 }
