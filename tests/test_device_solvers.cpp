@@ -627,8 +627,8 @@ TEST_CASE("templates in device memory: changes are detected, every exec uses the
 {
     if (skip_without_gpu()) return;
     using ref::Data;
-    // Direct solvers and device.fourier3.slabs compare and prepare device templates on the GPU;
-    // the others copy them to the host. A sequence that would expose a stale template either
+    // Direct solvers, the Fourier tile plans and device.fourier3.slabs prepare device templates on
+    // the GPU; the others copy them to the host. A sequence that would expose a stale template either
     // way: A, A, B, A from the host, B.
     for (const std::string& name : th::solvers("device.")) {
         const int dim = th::solver_dim(name), c = th::solver_cube(name);
@@ -695,12 +695,17 @@ TEST_CASE("device templates changing between frames queued on a caller's stream"
     if (skip_without_gpu()) return;
     // Frames queued without waiting, each with another device template: a solver that prepares
     // device templates beside the frames (slabs: in blocks of each frame's first kernel, beside
-    // its statistics) must neither rewrite the spectra an earlier frame still reads nor let a
-    // frame start on a template not yet prepared.
+    // its statistics; the Fourier tile plans: a kernel and a transform ahead of each frame) must
+    // neither rewrite the spectra an earlier frame still reads nor let a frame start on a
+    // template not yet prepared.
     std::mt19937 rng(47);
     for (const std::string& name : th::solvers("device.")) {
-        if (th::solver_dim(name) != 3) continue;
-        const ref::Shape s{3, {40, 44, 48}, {8, 8, 8}, FLCC_FULL};
+        // 2D: the Fourier tile plans (compared and prepared by a kernel, then transformed, ahead
+        // of each frame) and the direct kernels of 8 x 8 (prepared in every block) and any size.
+        const int dim = th::solver_dim(name), c = th::solver_cube(name);
+        if (dim == 2 && c != 0 && c != 8) continue;
+        const ref::Shape s = dim == 3 ? ref::Shape{3, {40, 44, 48}, {8, 8, 8}, FLCC_FULL}
+                                      : ref::Shape{2, {90, 100, 1}, {8, 8, 1}, FLCC_FULL};
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
             flcc_plan p = nullptr;
             const flcc_result made = forced_plan(&p, name, op, s, true);
