@@ -34,7 +34,7 @@ struct DirectConfig {
     static constexpr bool small = T0 == 1 && T1 > 0 && T1 <= 8 && T2 > 0 && T2 <= 8;
     // Small templates are latency-bound: cap registers so that 6 blocks fit a multiprocessor
     // (LCC: 80 registers; 72 or 64 spill more and ran 4% and 10% slower at 4x4 on the H100), 8
-    // for convolution (64 registers: 10% faster at 4x4 than 6 blocks).
+    // for convolution (64 registers: 9% faster at 4x4 than 6 blocks).
     static constexpr int min_blocks_lcorr = small ? 6 : 1;
     static constexpr int min_blocks_conv = small ? 8 : 1;
     static_assert(OTY % RY == 0 && OTX % RX == 0, "tile must be a multiple of the thread block");
