@@ -6,9 +6,8 @@
 // box, and tiles with equal boxes form a group with one batched R2C/C2R plan pair and its own
 // template spectrum. cuFFT plans are made at plan time, template spectra when a host template
 // changes and at every exec with a device template in a SINGLE plan (compared and prepared on
-// the GPU); per
-// frame each group runs stats, gather, R2C, product, C2R and the window sums and finalisation
-// (kernels/fourier.cuh), all captured once into a CUDA graph.
+// the GPU); per frame each group runs stats, gather, R2C, product, C2R and the window sums and
+// finalisation (kernels/fourier.cuh), all captured once into a CUDA graph.
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
