@@ -148,11 +148,10 @@ FLCC_API flcc_result flcc_lcorr_plan(flcc_plan *plan, int dim, flcc_size image, 
  * The plan keeps the prepared template (normalised template, spectra): when `templ` holds the
  * same values as in the previous call, no template work is done. The template is compared by
  * value (a byte comparison against the plan's copy), so a buffer reused with new contents is
- * always noticed. A template in device memory given to a GPU direct plan or a FLCC_SINGLE
- * device.fourier2/3.tN plan is compared (and, when changed, prepared) on the GPU in stream order,
- * with no host round trip (the tN plans then transform it at every exec); device.fourier3.slabs
- * prepares it on the GPU in stream order at every exec, uncompared; other plans copy it to the
- * host first.
+ * always noticed. A template in device memory given to a GPU direct plan or a device.fourier2/3.tN
+ * plan is compared (and, when changed, prepared) on the GPU in stream order, with no host round
+ * trip (the tN plans then transform it at every exec); device.fourier3.slabs prepares it on the
+ * GPU in stream order at every exec, uncompared; other plans copy it to the host first.
  */
 FLCC_API flcc_result flcc_conv_exec(flcc_plan plan, const float *image, const float *templ,
                                     float *out, int count);

@@ -627,9 +627,9 @@ TEST_CASE("templates in device memory: changes are detected, every exec uses the
 {
     if (skip_without_gpu()) return;
     using ref::Data;
-    // Direct solvers, the Fourier tile plans (SINGLE plans, as here) and device.fourier3.slabs
-    // prepare device templates on the GPU; the others copy them to the host. A sequence that
-    // would expose a stale template either way: A, A, B, A from the host, B.
+    // Direct solvers, the Fourier tile plans and device.fourier3.slabs prepare device templates on
+    // the GPU; the others copy them to the host. A sequence that would expose a stale template either
+    // way: A, A, B, A from the host, B.
     for (const std::string& name : th::solvers("device.")) {
         const int dim = th::solver_dim(name), c = th::solver_cube(name);
         // Two specialised sizes (2D: 5 x 5 and 8 x 8, whose blocks prepare device templates

@@ -5,9 +5,9 @@
 // tile, as on the host); every tile's FFT box is the next 2^a 3^b 5^c 7^d size of its input
 // box, and tiles with equal boxes form a group with one batched R2C/C2R plan pair and its own
 // template spectrum. cuFFT plans are made at plan time, template spectra when a host template
-// changes and at every exec with a device template in a SINGLE plan (compared and prepared on
-// the GPU); per frame each group runs stats, gather, R2C, product, C2R and the window sums and
-// finalisation (kernels/fourier.cuh), all captured once into a CUDA graph.
+// changes and at every exec with a device template (compared and prepared on the GPU); per
+// frame each group runs stats, gather, R2C, product, C2R and the window sums and finalisation
+// (kernels/fourier.cuh), all captured once into a CUDA graph.
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
@@ -183,15 +183,14 @@ public:
         return template_spectra(s);
     }
 
-    // A template in device memory, SINGLE plans (a new template expected at every exec):
-    // compared with the last one and, when it changed, prepared by one small kernel
-    // (template_prep.h), then the groups' spectra from the taps, all in stream order ahead of
-    // the frame, with no host round trip and no wait. The spectra are transformed at every exec,
-    // changed or not (the host cannot know): one R2C of a group's box each. STREAM plans (the same
-    // template expected) keep the host's comparison, which skips that transform: at 2000^2 /
-    // 32^2 convolution (t256, H100, by CUDA events) a new template per exec took 0.134 ms this way
-    // against 0.145-0.153 ms through the host, and an unchanged one 0.134 against 0.126 ms.
-    bool prepares_device_templates() const override { return p_.type == FLCC_SINGLE; }
+    // A template in device memory: compared with the last one and, when it changed, prepared by
+    // one small kernel (template_prep.h), then the groups' spectra from the taps, all in stream
+    // order ahead of the frame: no host round trip and no wait. The spectra are transformed at
+    // every exec, changed or not (the host cannot know): one R2C of a group's box each. At
+    // 2000^2 / 32^2 convolution (t256, H100, by CUDA events) a new template per exec took
+    // 0.133 ms this way against 0.145-0.153 ms through the host, an unchanged one 0.134 against
+    // 0.126 ms (the host's comparison skipped the transform).
+    bool prepares_device_templates() const override { return true; }
 
     flcc_result set_device_template(const float* templ) override
     {
