@@ -1,0 +1,28 @@
+"""FLCC: fast convolution, cross-correlation and local correlation coefficients (zero-mean
+normalised cross-correlation) of 1D-3D images on CPUs and NVIDIA GPUs.
+
+Drop-in functions with their peers' semantics: match_template (scikit-image), convolve and
+correlate (SciPy), normxcorr2 (MATLAB). Plan for reuse per frame. NumPy, CuPy and PyTorch
+arrays go in without copies and results come back in the caller's framework and device.
+flcc.dask runs the same functions over Dask arrays.
+"""
+
+from . import _flcc
+from ._errors import CODES, Error
+from ._functions import convolve, correlate, match_template, normxcorr2
+from ._plan import Plan, clear_cache
+from ._wisdom import (export_wisdom, export_wisdom_file, forget_wisdom, import_wisdom,
+                      import_wisdom_file)
+
+__version__ = "{}.{}.{}".format(_flcc.version() // 10000, _flcc.version() // 100 % 100,
+                                _flcc.version() % 100)
+
+
+def solvers():
+    """The names of the solvers this build has (for Plan(method=...))."""
+    return list(_flcc.solver_names())
+
+
+__all__ = ["CODES", "Error", "Plan", "clear_cache", "convolve", "correlate", "export_wisdom",
+           "export_wisdom_file", "forget_wisdom", "import_wisdom", "import_wisdom_file",
+           "match_template", "normxcorr2", "solvers"]
