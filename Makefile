@@ -20,10 +20,12 @@ demo: build
 	mkdir -p out
 	$(BUILD)/examples/flcc-demo out
 
-# The test suite, then the benchmark harness in quick mode (so that it cannot rot; it checks
-# the peers' outputs against FLCC's and judges no speed).
+# The test suite, the Python package built by pip into a venv with its tests, then the
+# benchmark harness in quick mode (so that it cannot rot; it checks the peers' outputs against
+# FLCC's and judges no speed).
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	scripts/python-test.sh
 	FLCC_BENCH=$(BUILD)/bench/flcc-bench bench/run_cpu.sh --quick
 
 clean:

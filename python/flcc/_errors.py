@@ -24,10 +24,15 @@ class Error(RuntimeError):
     def __init__(self, code, context=""):
         self.code = int(code)
         self.name = _NAMES.get(self.code, "UNKNOWN")
+        self.context = context
         message = f"FLCC_{self.name}: {_flcc.result_string(self.code)}"
         if context:
             message += f" ({context})"
         super().__init__(message)
+
+    def __reduce__(self):
+        # Errors raised in Dask workers travel back to the client pickled.
+        return (Error, (self.code, self.context))
 
 
 def check(code, context=""):
