@@ -2,6 +2,8 @@
 
 import threading
 
+import numpy as np
+
 from . import _arrays, _flcc
 from ._errors import check
 
@@ -10,6 +12,7 @@ OP_ALIASES = {"convolve": "conv", "lcc": "lcorr", "correlate": "xcorr"}
 TYPES = {"single": 0, "stream": 1}
 PLATFORMS = {"host": 0, "device": 1, "any": 2}
 REGIONS = {"full": 0, "same": 1, "valid": 2}
+_F32 = np.dtype(np.float32)
 RIGORS = {"measure": 0, "estimate": 1, "wisdom_only": 2}
 
 
@@ -153,15 +156,18 @@ class Plan:
 
     @staticmethod
     def _check_out(out, out_shape):
-        ofw = _arrays.framework_of(out)
-        dtype_ok = str(out.dtype) in ("float32", "torch.float32")
-        contiguous = (out.is_contiguous() if ofw == _arrays.TORCH else out.flags.c_contiguous)
+        if _arrays.framework_of(out) == _arrays.TORCH:
+            dtype_ok = out.dtype == _arrays._torch().float32
+            contiguous = out.is_contiguous()
+        else:
+            dtype_ok = out.dtype == _F32
+            contiguous = out.flags.c_contiguous
         if not dtype_ok:
             raise TypeError(f"out must be float32, not {out.dtype}")
         if not contiguous:
             raise ValueError("out must be C-contiguous")
-        if tuple(out.shape) != tuple(out_shape):
-            raise ValueError(f"out has shape {tuple(out.shape)}, the result needs {tuple(out_shape)}")
+        if tuple(out.shape) != out_shape:
+            raise ValueError(f"out has shape {tuple(out.shape)}, the result needs {out_shape}")
 
     def synchronize(self):
         """Waits for the work queued on GPU arrays and raises flcc.Error for what it found."""

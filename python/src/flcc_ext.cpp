@@ -15,6 +15,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -124,6 +125,30 @@ std::pair<int, std::string> wisdom_export()
     return {int(r), s};
 }
 
+// Times `calls` executions made straight from C++, `rounds` times, and returns each round's
+// seconds per call (after the plan's work is waited for): the baseline of the package's
+// overhead benchmark (bench/python/overhead.py), which makes the same calls through flcc.Plan.
+std::vector<double> bench_execute(Plan& p, const InArray& image, const InArray& templ,
+                                  const OutArray& out, int count, int calls, int rounds)
+{
+    std::vector<double> seconds;
+    if (p.handle == nullptr || calls < 1) return seconds;
+    const float* im = image.data();
+    const float* tp = templ.data();
+    float* o = out.data();
+    nb::gil_scoped_release release;
+    for (int r = 0; r < rounds; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int c = 0; c < calls; ++c)
+            if (p.op == FLCC_CONV) flcc_conv_exec(p.handle, im, tp, o, count);
+            else flcc_lcorr_exec(p.handle, im, tp, o, count);
+        flcc_plan_synchronize(p.handle);
+        const std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
+        seconds.push_back(d.count() / calls);
+    }
+    return seconds;
+}
+
 std::uintptr_t data_pointer(nb::ndarray<> a) { return reinterpret_cast<std::uintptr_t>(a.data()); }
 
 }  // namespace
@@ -176,6 +201,9 @@ NB_MODULE(_flcc, m)
     m.def("wisdom_export_file", [](const std::string& path) { return int(flcc_wisdom_export_file(path.c_str())); });
     m.def("wisdom_import_file", [](const std::string& path) { return int(flcc_wisdom_import_file(path.c_str())); });
     m.def("wisdom_forget", &flcc_wisdom_forget);
+    m.def("bench_execute", &bench_execute, nb::arg("plan"), nb::arg("image").noconvert(),
+          nb::arg("templ").noconvert(), nb::arg("out").noconvert(), nb::arg("count"),
+          nb::arg("calls"), nb::arg("rounds"));
     m.def("data_pointer", &data_pointer, nb::arg("array").noconvert(),
           "The address nanobind resolves for an array (what execute passes to the library).");
 }
