@@ -2,7 +2,8 @@
 normalised cross-correlation) of 1D-3D images on CPUs and NVIDIA GPUs.
 
 Drop-in functions with their peers' semantics: match_template (scikit-image), convolve and
-correlate (SciPy), normxcorr2 (MATLAB). Plan for reuse per frame. NumPy, CuPy and PyTorch
+correlate (SciPy), normxcorr2 (MATLAB); register_subregions for sub-pixel offsets of subregions
+(EBSD, PIV, DIC). Plan for reuse per frame. NumPy, CuPy and PyTorch
 arrays go in without copies and results come back in the caller's framework and device.
 flcc.dask runs the same functions over Dask arrays.
 """
@@ -11,6 +12,7 @@ from . import _flcc
 from ._errors import CODES, Error
 from ._functions import convolve, correlate, match_template, normxcorr2
 from ._plan import Plan, clear_cache
+from ._register import refine_peak, register_subregions
 from ._wisdom import (export_wisdom, export_wisdom_file, forget_wisdom, import_wisdom,
                       import_wisdom_file)
 
@@ -25,4 +27,4 @@ def solvers():
 
 __all__ = ["CODES", "Error", "Plan", "clear_cache", "convolve", "correlate", "export_wisdom",
            "export_wisdom_file", "forget_wisdom", "import_wisdom", "import_wisdom_file",
-           "match_template", "normxcorr2", "solvers"]
+           "match_template", "normxcorr2", "refine_peak", "register_subregions", "solvers"]

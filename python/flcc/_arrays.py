@@ -76,7 +76,7 @@ def as_float32(x, framework, what="input"):
     _check_real(x.dtype.kind, what)
     if x.dtype == np.float32 and x.flags.c_contiguous and x.dtype.isnative:
         return x
-    return np.ascontiguousarray(x, dtype=np.float32)
+    return np.asarray(x, dtype=np.float32, order="C")   # keeps 0-d arrays 0-d
 
 
 def empty(framework, shape, device):

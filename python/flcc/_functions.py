@@ -7,9 +7,19 @@ rigor='measure' times the candidates instead, once per shape (plans are cached).
 """
 
 from . import _arrays
+from ._errors import CODES, Error
 from ._plan import REGIONS, cached_plan
 
 _MODE_ERROR = "Acceptable mode flags are 'valid', 'same', or 'full'."
+# numpy.pad's modes: skimage passes `mode` to numpy.pad whatever pad_input says.
+_PAD_MODES = ("constant", "edge", "linear_ramp", "maximum", "mean", "median", "minimum",
+              "reflect", "symmetric", "wrap", "empty")
+
+
+def _isfinite(x, framework):
+    if framework == _arrays.TORCH:
+        return _arrays._torch().isfinite(x).all()
+    return abs(float(x)) != float("inf") and float(x) == float(x)
 
 
 def _plan_options(device, platform, rigor, threads, method):
@@ -48,13 +58,17 @@ def _convolution(in1, in2, mode, reverse, platform, rigor, threads, method):
     a = _arrays.as_float32(in1, fw, "in1")
     b = _arrays.as_float32(in2, _arrays.framework_of(in2), "in2")
     if a.ndim == 0 and b.ndim == 0:
-        return a * b
+        product = a * b
+        if not bool(_isfinite(a, fw)) or not bool(_isfinite(b, _arrays.framework_of(b))):
+            raise Error(CODES["NONFINITE_INPUT"], "in1 or in2")
+        return product
     if a.ndim != b.ndim:
         raise ValueError("in1 and in2 should have the same dimensionality")
     if a.ndim > 3:
         raise ValueError(f"flcc convolves 1D, 2D and 3D arrays, not {a.ndim}D")
     if a.size == 0 or b.size == 0:
-        return _arrays.empty(fw, (0,), _arrays.device_of(a, fw))
+        # scipy's answer to empty inputs depends on the method it picks; flcc's is one rule.
+        raise ValueError("in1 and in2 must not be empty")
     if reverse:
         # correlate(a, b) = convolve(a, b reversed on every axis), as scipy computes it.
         b = _arrays.flip(b, _arrays.framework_of(b))
@@ -109,6 +123,8 @@ def match_template(image, template, pad_input=False, mode="constant", constant_v
     on it, over the image padded by numpy.pad(mode, constant_values). A zero-variance panel
     gives exactly 0. Options after the star as for convolve.
     """
+    if mode not in _PAD_MODES:
+        raise ValueError(f"mode {mode!r} is not supported: one of {', '.join(_PAD_MODES)}")
     fw = _arrays.framework_of(image)
     image = _arrays.as_float32(image, fw, "image")
     template = _arrays.as_float32(template, _arrays.framework_of(template), "template")

@@ -126,3 +126,31 @@ def convolve(in1, in2, mode="full", **options):
 def correlate(in1, in2, mode="full", **options):
     """flcc.correlate (scipy.signal.correlate) of a Dask array in1 with an in-memory in2."""
     return _convolution(in1, in2, mode, True, options)
+
+
+def register_subregions(frames, reference, origins, size, *, full_output=False, **options):
+    """flcc.register_subregions over a Dask stack of frames (F, H, W), frame blocks in
+    parallel (``map_blocks``; each block holds whole frames). Returns Dask arrays
+    (offsets [F, R, 2], quality [F, R]) and, with full_output, the peak values [F, R]."""
+    from . import _register
+
+    frames = _as_float_dask(frames)
+    if frames.ndim != 3:
+        raise ValueError("frames must be a (F, H, W) stack")
+    reference = _in_memory(reference)
+    origins = np.asarray(origins)
+    _register.check_arguments(tuple(frames.shape), tuple(reference.shape), origins, size,
+                              options.get("template_size"), options.get("refine", "parabolic"),
+                              options.get("fit_size", 5))
+    frames = frames.rechunk({1: -1, 2: -1})
+    R = origins.shape[0]
+
+    def block(b):
+        off, q, v = _register.register_subregions(b, reference, origins, size, full_output=True,
+                                                  **options)
+        return np.concatenate([off, q[..., None], v[..., None]], axis=-1).astype(np.float32)
+
+    packed = frames.map_blocks(block, chunks=(frames.chunks[0], (R,), (4,)), dtype=np.float32,
+                               meta=np.empty((0, 0, 0), np.float32))
+    result = (packed[..., :2], packed[..., 2])
+    return result + (packed[..., 3],) if full_output else result
