@@ -5,10 +5,13 @@
 #   3. compute-sanitizer memcheck, racecheck, initcheck and synccheck on a subset of the GPU
 #      tests (fails when compute-sanitizer is missing);
 #   4. a GPU-only build (FLCC_WITH_HOST=OFF) and its tests;
-#   5. the GPU benchmark (bench/run_gpu.sh when present, else a few flcc-bench runs).
+#   5. the GPU benchmark (bench/run_gpu.sh when present, else a few flcc-bench runs);
+#   6. the Python package: built by pip without network (wheels carried in .whl/ go to
+#      /tmp/site first), its tests with CuPy and PyTorch CUDA arrays, and its overhead
+#      benchmark (python_overhead.jsonl).
 # Logs go to $OUT (or out/gpu-check); a summary table is printed last. Exit status 0 only
 # when every step passed. FLCC_CMAKE_ARGS passes extra CMake options to every build;
-# FLCC_GPU_STEPS picks steps (default "build tests sanitizer gpu-only bench").
+# FLCC_GPU_STEPS picks steps (default "build tests sanitizer gpu-only bench python").
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out/gpu-check}
@@ -37,7 +40,7 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$out/gpu.txt" 2>&1
 
 ok=0
-want() { [[ " ${FLCC_GPU_STEPS:-build tests sanitizer gpu-only bench} " == *" $1 "* ]]; }
+want() { [[ " ${FLCC_GPU_STEPS:-build tests sanitizer gpu-only bench python} " == *" $1 "* ]]; }
 configure() {   # configure BUILD-DIR [CMAKE ARGS...]; FLCC_CMAKE_ARGS adds more
     cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DFLCC_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         ${FLCC_CMAKE_ARGS:-} "${@:2}" &&
@@ -75,6 +78,19 @@ else
     }
     step "benchmark" bench.log bench || ok=1
 fi
+
+python_check() {
+    local py=${PYTHON:-python3}
+    if [ -d .whl ]; then
+        "$py" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || return 1
+        export PYTHONPATH=/tmp/site
+    fi
+    "$py" -m pip install -q --no-build-isolation --no-deps --no-index . \
+        -C build-dir=build-python-gpu -C cmake.define.CMAKE_CUDA_ARCHITECTURES=90 || return 1
+    "$py" -m pytest -q -ra python/tests || return 1
+    "$py" bench/python/overhead.py --gpu | tee "$out/python_overhead.jsonl"
+}
+want python && { step "Python package" python.log python_check || ok=1; }
 
 echo
 echo "GPU check on $(head -2 "$out/gpu.txt" | tail -1)"

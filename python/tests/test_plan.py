@@ -152,7 +152,7 @@ def test_closed_plan_raises_invalid_plan():
 
 
 def test_threads_share_one_plan_and_run_distinct_plans():
-    """Execution releases the GIL; results from 8 threads equal the serial ones bit for bit."""
+    """Execution releases the GIL; results from 16 threads equal the serial ones bit for bit."""
     frames = rng.random((16, 64, 64), dtype=np.float32)
     templ = rng.random((7, 7), dtype=np.float32)
     shared = flcc.Plan("lcorr", (64, 64), (7, 7), rigor="estimate", threads=1)
