@@ -7,7 +7,8 @@
  *
  * This is the only public header (plus flcc13.h, the FLCC 1.3 compatibility names). It is C99
  * and C++ clean. No function of the library throws, aborts or prints: every failure is a
- * flcc_result code, and flcc_result_string() names it.
+ * flcc_result code, flcc_result_string() names it, and flcc_last_error_detail() says which
+ * argument broke which rule.
  *
  * Memory layout: an image of size {h, w, d} is row-major with d fastest, then w, then h
  * (2D images ignore d). A stream of `count` images of one shape is stored back to back, and
@@ -74,8 +75,11 @@ typedef enum {
     FLCC_SUCCESS = 0,
     FLCC_INVALID_PLAN = 1,         /**< NULL, destroyed or unknown plan handle */
     FLCC_INVALID_DIMENSION = 2,    /**< dim is not 2 or 3 */
-    FLCC_INVALID_SIZE = 3,         /**< a size <= 0, an element count that overflows, or
-                                        VALID region with the template larger than the image */
+    FLCC_INVALID_SIZE = 3,         /**< a size <= 0, an output extent over INT_MAX, one frame's
+                                        arrays (image, template, output) over 2^47 bytes (more
+                                        than a process can map), a count of frames whose bytes
+                                        overflow, or VALID region with the template larger than
+                                        the image */
     FLCC_INVALID_TYPE = 4,         /**< flcc_type out of range */
     FLCC_INVALID_PLATFORM = 5,     /**< flcc_platform out of range */
     FLCC_INVALID_VALUE = 6,        /**< another argument out of range (count < 1, region,
@@ -95,6 +99,9 @@ typedef enum {
     FLCC_IO_ERROR = 18,            /**< a wisdom file could not be read or written */
     FLCC_INTERNAL_ERROR = 19       /**< a bug: please report it */
 } flcc_result;
+
+/* Enum arguments and fields are checked as integers: a C program may pass any int value in
+ * them and gets FLCC_INVALID_TYPE, FLCC_INVALID_PLATFORM or FLCC_INVALID_VALUE. */
 
 /** Opaque plan handle. */
 typedef struct flcc_plan_s *flcc_plan;
@@ -176,6 +183,9 @@ FLCC_API const char *flcc_plan_method(flcc_plan plan);
 /** The output extent of one frame (2D plans report d = 1). */
 FLCC_API flcc_result flcc_plan_output_size(flcc_plan plan, flcc_size *out);
 
+/** The type (FLCC_SINGLE or FLCC_STREAM) the plan was made for. */
+FLCC_API flcc_result flcc_plan_type(flcc_plan plan, flcc_type *type);
+
 /** Number of candidates the planner considered for this plan (MEASURE: all applicable
  *  solvers it timed; ESTIMATE: all it costed; forced or wisdom: 1). A Fourier variant whose box
  *  is larger than the problem needs, so that a smaller variant makes the same computation, is
@@ -233,6 +243,16 @@ FLCC_API void flcc_free(void *p);
 
 /** A short English description of a result code ("unknown result code" outside the enum). */
 FLCC_API const char *flcc_result_string(flcc_result r);
+
+/**
+ * The detail of this thread's last failure: which argument broke which rule, e.g.
+ * "image.w = 0: sizes must be >= 1", "options.region = 7: not a flcc_region", "template 20x20
+ * larger than image 10x10 for the VALID region (axis h)" or, for wisdom, the line at fault.
+ * Every function that returns an flcc_result sets it when it fails and clears it (to "") when
+ * it succeeds; other functions leave it as it is. Never NULL; the text stays valid until this
+ * thread's next call of such a function. English for people, not for parsing.
+ */
+FLCC_API const char *flcc_last_error_detail(void);
 
 /** The library's FLCC_VERSION. */
 FLCC_API int flcc_version(void);

@@ -1,5 +1,6 @@
 // The C API contract: every entry point with bad arguments returns its documented code without
 // crashing, and invalid sizes are rejected before any allocation.
+#include "enum_from_c.h"
 #include "flcc.h"
 #include "helpers.h"
 
@@ -48,6 +49,16 @@ flcc_result plan2d(flcc_plan* p, flcc_op op, flcc_size im, flcc_size t, const fl
     return flcc_plan_create(p, op, 2, im, t, &o);
 }
 
+// Stores an int in an enum field as a C program may (any int); C++ code never reads it back.
+template <class E>
+void set_int(E& field, int value)
+{
+    static_assert(sizeof(E) == sizeof(int), "the public enums have the size of int");
+    std::memcpy(&field, &value, sizeof value);
+}
+
+std::string detail() { return flcc_last_error_detail(); }
+
 }  // namespace
 
 TEST_CASE("options defaults", "[api]")
@@ -79,7 +90,8 @@ TEST_CASE("result codes keep FLCC 1.3's order and have strings", "[api]")
     CHECK(FLCC_EXEC_FAILED == 8);
     for (int r = FLCC_SUCCESS; r <= FLCC_INTERNAL_ERROR; ++r)
         CHECK(std::string(flcc_result_string(flcc_result(r))) != "unknown result code");
-    CHECK(std::string(flcc_result_string(flcc_result(999))) == "unknown result code");
+    CHECK(std::string(c_result_string(999)) == "unknown result code");
+    CHECK(std::string(c_result_string(-1)) == "unknown result code");
     CHECK(flcc_version() == FLCC_VERSION);
 }
 
@@ -102,7 +114,7 @@ TEST_CASE("plan creation rejects bad arguments with specific codes", "[api]")
     CHECK(flcc_plan_create(&p, FLCC_LCORR, 1, im, t, &o) == FLCC_INVALID_DIMENSION);
     CHECK(p == nullptr);   // cleared on failure
     CHECK(flcc_plan_create(&p, FLCC_LCORR, 4, im, t, &o) == FLCC_INVALID_DIMENSION);
-    CHECK(flcc_plan_create(&p, flcc_op(7), 2, im, t, &o) == FLCC_INVALID_VALUE);
+    CHECK(c_plan_create(&p, 7, 2, im, t, &o) == FLCC_INVALID_VALUE);
     CHECK(plan2d(&p, FLCC_LCORR, {0, 64, 1}, t, o) == FLCC_INVALID_SIZE);
     CHECK(plan2d(&p, FLCC_LCORR, {64, -3, 1}, t, o) == FLCC_INVALID_SIZE);
     CHECK(plan2d(&p, FLCC_LCORR, im, {5, 0, 1}, o) == FLCC_INVALID_SIZE);
@@ -110,16 +122,16 @@ TEST_CASE("plan creation rejects bad arguments with specific codes", "[api]")
     CHECK(flcc_plan_create(&p, FLCC_LCORR, 3, {8, 8, 8}, {2, 2, -1}, &o) == FLCC_INVALID_SIZE);
 
     flcc_options bad = o;
-    bad.type = flcc_type(5);
+    set_int(bad.type, 5);
     CHECK(plan2d(&p, FLCC_LCORR, im, t, bad) == FLCC_INVALID_TYPE);
     bad = o;
-    bad.platform = flcc_platform(9);
+    set_int(bad.platform, 9);
     CHECK(plan2d(&p, FLCC_LCORR, im, t, bad) == FLCC_INVALID_PLATFORM);
     bad = o;
-    bad.region = flcc_region(3);
+    set_int(bad.region, 3);
     CHECK(plan2d(&p, FLCC_LCORR, im, t, bad) == FLCC_INVALID_VALUE);
     bad = o;
-    bad.rigor = flcc_rigor(-1);
+    set_int(bad.rigor, -1);
     CHECK(plan2d(&p, FLCC_LCORR, im, t, bad) == FLCC_INVALID_VALUE);
     bad = o;
     bad.threads = -1;
@@ -165,6 +177,260 @@ TEST_CASE("overflowing sizes are rejected before any allocation", "[api]")
     CHECK(plan2d(&p, FLCC_LCORR, {-1, -1, 1}, {2, 2, 1}, o) == FLCC_INVALID_SIZE);
     CHECK(p == nullptr);
     CHECK(g_allocations.load() == before);
+}
+
+TEST_CASE("frames larger than a process can map are refused at plan time", "[api]")
+{
+    // Counts that fit int64 (and size_t) but whose arrays exceed 2^47 bytes: such a plan could
+    // never execute. Refused by every planner, at every rigour, before anything is allocated.
+    flcc_options o = host_options();
+    flcc_plan p = nullptr;
+    const long before = g_allocations.load();
+    const flcc_size huge3{1 << 20, 1 << 20, 1 << 12};   // 2^52 elements
+    for (flcc_rigor rigor : {FLCC_MEASURE, FLCC_ESTIMATE, FLCC_WISDOM_ONLY}) {
+        o.rigor = rigor;
+        CHECK(flcc_plan_create(&p, FLCC_CONV, 3, huge3, {1, 1, 1}, &o) == FLCC_INVALID_SIZE);
+        CHECK(flcc_plan_create(&p, FLCC_LCORR, 3, huge3, {3, 3, 3}, &o) == FLCC_INVALID_SIZE);
+    }
+    CHECK(flcc_conv_plan(&p, 3, huge3, {2, 2, 2}, FLCC_SINGLE, FLCC_HOST) == FLCC_INVALID_SIZE);
+    CHECK(flcc_lcorr_plan(&p, 3, huge3, {2, 2, 2}, FLCC_STREAM, FLCC_ANY) == FLCC_INVALID_SIZE);
+    o = host_options();
+    CHECK(plan2d(&p, FLCC_CONV, {1 << 30, 1 << 30, 1}, {1, 1, 1}, o) == FLCC_INVALID_SIZE);   // 2^62 bytes
+    // 2^47 bytes exactly is the limit: image 2^44 + output 2^44 + template elements over it.
+    o.region = FLCC_VALID;
+    CHECK(plan2d(&p, FLCC_CONV, {1 << 22, 1 << 22, 1}, {1, 1, 1}, o) == FLCC_INVALID_SIZE);
+    CHECK(p == nullptr);
+    CHECK(g_allocations.load() == before);
+    CHECK(detail().find("more than a process can map") != std::string::npos);
+    // Below the limit, the same shapes plan (ESTIMATE: nothing is timed or touched).
+    o = host_options();
+    REQUIRE(flcc_plan_create(&p, FLCC_CONV, 3, {1 << 10, 1 << 10, 1 << 10}, {1, 1, 1}, &o) == FLCC_SUCCESS);
+    flcc_destroy(p);
+}
+
+TEST_CASE("enum values out of range, as C may pass them, are refused as integers", "[api]")
+{
+    const flcc_options o = host_options();
+    const flcc_size im{16, 16, 1}, t{3, 3, 1};
+    flcc_plan p = reinterpret_cast<flcc_plan>(0x1);
+    for (int v : {-1, 2, 3, 7, 22, 255, 256, INT_MAX, INT_MIN}) {
+        INFO("value " << v);
+        const bool op_ok = v == FLCC_CONV || v == FLCC_LCORR;
+        if (!op_ok) CHECK(c_plan_create(&p, v, 2, im, t, &o) == FLCC_INVALID_VALUE);
+        const bool type_ok = v == FLCC_SINGLE || v == FLCC_STREAM;
+        const bool platform_ok = v >= FLCC_HOST && v <= FLCC_ANY;
+        if (!type_ok) {
+            CHECK(c_conv_plan(&p, 2, im, t, v, FLCC_HOST) == FLCC_INVALID_TYPE);
+            CHECK(c_lcorr_plan(&p, 2, im, t, v, FLCC_HOST) == FLCC_INVALID_TYPE);
+            flcc_options bad = o;
+            set_int(bad.type, v);
+            CHECK(plan2d(&p, FLCC_LCORR, im, t, bad) == FLCC_INVALID_TYPE);
+        }
+        if (!platform_ok) {
+            CHECK(c_conv_plan(&p, 2, im, t, FLCC_SINGLE, v) == FLCC_INVALID_PLATFORM);
+            CHECK(c_lcorr_plan(&p, 2, im, t, FLCC_STREAM, v) == FLCC_INVALID_PLATFORM);
+            flcc_options bad = o;
+            set_int(bad.platform, v);
+            CHECK(plan2d(&p, FLCC_CONV, im, t, bad) == FLCC_INVALID_PLATFORM);
+        }
+        if (v < FLCC_FULL || v > FLCC_VALID) {
+            flcc_options bad = o;
+            set_int(bad.region, v);
+            CHECK(plan2d(&p, FLCC_LCORR, im, t, bad) == FLCC_INVALID_VALUE);
+        }
+        if (v < FLCC_MEASURE || v > FLCC_WISDOM_ONLY) {
+            flcc_options bad = o;
+            set_int(bad.rigor, v);
+            CHECK(plan2d(&p, FLCC_CONV, im, t, bad) == FLCC_INVALID_VALUE);
+        }
+        CHECK(p == nullptr);
+        p = reinterpret_cast<flcc_plan>(0x1);
+    }
+    // The first bad argument is reported: op before type, type before platform.
+    flcc_options bad = o;
+    set_int(bad.type, 9);
+    set_int(bad.platform, 9);
+    CHECK(c_plan_create(&p, 9, 2, im, t, &bad) == FLCC_INVALID_VALUE);
+    CHECK(plan2d(&p, FLCC_CONV, im, t, bad) == FLCC_INVALID_TYPE);
+    CHECK(c_conv_plan(&p, 2, im, t, 2, 3) == FLCC_INVALID_TYPE);
+    // In range, through C too.
+    REQUIRE(c_lcorr_plan(&p, 2, im, t, FLCC_STREAM, FLCC_HOST) == FLCC_SUCCESS);
+    flcc_type type = FLCC_SINGLE;
+    CHECK(flcc_plan_type(p, &type) == FLCC_SUCCESS);
+    CHECK(type == FLCC_STREAM);
+    flcc_destroy(p);
+}
+
+TEST_CASE("flcc_plan_type reports the plan's type", "[api]")
+{
+    flcc_options o = host_options();
+    for (flcc_type want : {FLCC_SINGLE, FLCC_STREAM}) {
+        o.type = want;
+        flcc_plan p = nullptr;
+        REQUIRE(plan2d(&p, FLCC_CONV, {20, 20, 1}, {3, 3, 1}, o) == FLCC_SUCCESS);
+        flcc_type got = want == FLCC_SINGLE ? FLCC_STREAM : FLCC_SINGLE;
+        CHECK(flcc_plan_type(p, &got) == FLCC_SUCCESS);
+        CHECK(got == want);
+        CHECK(flcc_plan_type(p, nullptr) == FLCC_NULL_POINTER);
+        flcc_destroy(p);
+        CHECK(flcc_plan_type(p, &got) == FLCC_INVALID_PLAN);
+    }
+    flcc_type got;
+    CHECK(flcc_plan_type(nullptr, &got) == FLCC_INVALID_PLAN);
+}
+
+TEST_CASE("flcc_last_error_detail names the argument and the rule it broke", "[api]")
+{
+    const flcc_options o = host_options();
+    flcc_plan p = nullptr;
+    const auto refused = [&](flcc_result code, flcc_result want, const std::string& text) {
+        INFO("detail: \"" << detail() << "\", expected to contain \"" << text << "\"");
+        CHECK(code == want);
+        CHECK(detail().find(text) != std::string::npos);
+    };
+    CHECK(flcc_last_error_detail() != nullptr);
+
+    // Plan creation: every validation rule.
+    refused(plan2d(&p, FLCC_LCORR, {64, 0, 1}, {3, 3, 1}, o), FLCC_INVALID_SIZE,
+            "image.w = 0: sizes must be >= 1");
+    refused(plan2d(&p, FLCC_LCORR, {-2, 5, 1}, {3, 3, 1}, o), FLCC_INVALID_SIZE,
+            "image.h = -2: sizes must be >= 1");
+    refused(flcc_plan_create(&p, FLCC_CONV, 3, {8, 8, 8}, {2, 2, 0}, &o), FLCC_INVALID_SIZE,
+            "templ.d = 0: sizes must be >= 1");
+    flcc_options valid = o;
+    valid.region = FLCC_VALID;
+    refused(plan2d(&p, FLCC_LCORR, {10, 10, 1}, {20, 20, 1}, valid), FLCC_INVALID_SIZE,
+            "template 20x20 larger than image 10x10 for the VALID region (axis h)");
+    refused(flcc_plan_create(&p, FLCC_LCORR, 3, {9, 9, 9}, {3, 3, 10}, &valid), FLCC_INVALID_SIZE,
+            "template 3x3x10 larger than image 9x9x9 for the VALID region (axis d)");
+    refused(plan2d(&p, FLCC_LCORR, {INT_MAX, 16, 1}, {2, 2, 1}, o), FLCC_INVALID_SIZE,
+            "output h = 2147483648");
+    refused(flcc_plan_create(&p, FLCC_LCORR, 5, {8, 8, 8}, {2, 2, 2}, &o),
+            FLCC_INVALID_DIMENSION, "dim = 5: must be 2 or 3");
+    refused(c_plan_create(&p, 22, 2, {8, 8, 1}, {2, 2, 1}, &o), FLCC_INVALID_VALUE,
+            "op = 22: not a flcc_op");
+    flcc_options bad = o;
+    set_int(bad.region, 7);
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_VALUE,
+            "options.region = 7: not a flcc_region");
+    bad = o;
+    set_int(bad.type, -1);
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_TYPE,
+            "options.type = -1: not a flcc_type");
+    bad = o;
+    set_int(bad.platform, 3);
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_PLATFORM,
+            "options.platform = 3: not a flcc_platform");
+    bad = o;
+    set_int(bad.rigor, 3);
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_VALUE,
+            "options.rigor = 3: not a flcc_rigor");
+    refused(c_conv_plan(&p, 2, {8, 8, 1}, {2, 2, 1}, 4, FLCC_HOST), FLCC_INVALID_TYPE,
+            "type = 4: not a flcc_type");
+    CHECK(detail().find("options.") == std::string::npos);   // an argument, not an option
+    refused(c_lcorr_plan(&p, 2, {8, 8, 1}, {2, 2, 1}, FLCC_SINGLE, 8), FLCC_INVALID_PLATFORM,
+            "platform = 8: not a flcc_platform");
+    bad = o;
+    bad.threads = -3;
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_VALUE,
+            "options.threads = -3");
+    bad = o;
+    bad.device = -5;
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_VALUE,
+            "options.device = -5");
+    bad = o;
+    bad.check_finite = 3;
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_VALUE,
+            "options.check_finite = 3: must be 0 or 1");
+    bad = o;
+    bad.device_resident = -1;
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_INVALID_VALUE,
+            "options.device_resident = -1: must be 0 or 1");
+    bad = o;
+    bad.method = "no.such.solver";
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_UNKNOWN_METHOD,
+            "options.method = \"no.such.solver\"");
+    bad.method = "host.direct2.k7";
+    refused(plan2d(&p, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, bad), FLCC_METHOD_NOT_APPLICABLE,
+            "options.method = \"host.direct2.k7\": cannot solve");
+    bad = o;
+    bad.rigor = FLCC_WISDOM_ONLY;
+    refused(plan2d(&p, FLCC_LCORR, {8, 9, 1}, {2, 2, 1}, bad), FLCC_WISDOM_MISS,
+            "no wisdom for");
+    refused(flcc_plan_create(nullptr, FLCC_LCORR, 2, {8, 8, 1}, {2, 2, 1}, &o), FLCC_NULL_POINTER,
+            "plan = NULL");
+
+    // A success clears it (to "", never NULL).
+    REQUIRE(plan2d(&p, FLCC_LCORR, {16, 16, 1}, {3, 3, 1}, o) == FLCC_SUCCESS);
+    REQUIRE(flcc_last_error_detail() != nullptr);
+    CHECK(detail().empty());
+
+    // Exec argument checks.
+    std::vector<float> img(16 * 16 * 2, 1.0f), t(9, 2.0f), out(18 * 18 * 2);
+    t[4] = 3.0f;
+    refused(flcc_lcorr_exec(p, nullptr, t.data(), out.data(), 1), FLCC_NULL_POINTER, "image = NULL");
+    refused(flcc_lcorr_exec(p, img.data(), nullptr, out.data(), 1), FLCC_NULL_POINTER, "templ = NULL");
+    refused(flcc_lcorr_exec(p, img.data(), t.data(), nullptr, 1), FLCC_NULL_POINTER, "out = NULL");
+    refused(flcc_lcorr_exec(p, img.data(), t.data(), out.data(), 0), FLCC_INVALID_VALUE,
+            "count = 0: must be >= 1");
+    refused(flcc_conv_exec(p, img.data(), t.data(), out.data(), 1), FLCC_OPERATION_MISMATCH,
+            "execute it with flcc_lcorr_exec");
+    refused(flcc_lcorr_exec(nullptr, img.data(), t.data(), out.data(), 1), FLCC_INVALID_PLAN,
+            "plan = NULL");
+    t[0] = std::numeric_limits<float>::quiet_NaN();
+    refused(flcc_lcorr_exec(p, img.data(), t.data(), out.data(), 1), FLCC_NONFINITE_INPUT, "templ");
+    t[0] = 2.0f;
+    CHECK(flcc_lcorr_exec(p, img.data(), t.data(), out.data(), 2) == FLCC_SUCCESS);
+    CHECK(detail().empty());
+    flcc_size os;
+    refused(flcc_plan_output_size(p, nullptr), FLCC_NULL_POINTER, "out = NULL");
+    const char* name;
+    double secs;
+    refused(flcc_plan_candidate(p, 99, &name, &secs), FLCC_INVALID_VALUE, "index = 99");
+    CHECK(flcc_destroy(p) == FLCC_SUCCESS);
+    CHECK(detail().empty());
+    refused(flcc_plan_output_size(p, &os), FLCC_INVALID_PLAN, "not a live plan");
+    refused(flcc_destroy(p), FLCC_INVALID_PLAN, "not a live plan");
+
+    // Wisdom import errors name the line at fault.
+    refused(flcc_wisdom_import("garbage\n"), FLCC_INVALID_WISDOM, "line 1: not \"flcc-wisdom 1\"");
+    refused(flcc_wisdom_import("flcc-wisdom 1\nsignature 0000000000000000\n"), FLCC_INVALID_WISDOM,
+            "wisdom of another configuration");
+    refused(flcc_wisdom_import(nullptr), FLCC_NULL_POINTER, "text = NULL");
+    refused(flcc_wisdom_import_file(nullptr), FLCC_NULL_POINTER, "path = NULL");
+    refused(flcc_wisdom_import_file("/nonexistent/dir/wisdom"), FLCC_IO_ERROR, "");
+    CHECK(flcc_destroy(nullptr) == FLCC_SUCCESS);
+    CHECK(detail().empty());
+
+    // Functions that return no flcc_result leave it as it is.
+    refused(flcc_lcorr_exec(nullptr, img.data(), t.data(), out.data(), 1), FLCC_INVALID_PLAN,
+            "plan = NULL");
+    CHECK(flcc_plan_method(nullptr) == nullptr);
+    CHECK(flcc_solver_count() > 0);
+    CHECK(detail() == "plan = NULL");
+}
+
+TEST_CASE("the error detail is per thread", "[api][threads]")
+{
+    const flcc_options o = host_options();
+    flcc_plan p = nullptr;
+    CHECK(plan2d(&p, FLCC_LCORR, {8, 0, 1}, {2, 2, 1}, o) == FLCC_INVALID_SIZE);
+    const std::string mine = detail();
+    REQUIRE(!mine.empty());
+    std::string other_before, other_after;
+    std::thread other([&] {
+        other_before = flcc_last_error_detail();
+        flcc_plan q = nullptr;
+        plan2d(&q, FLCC_LCORR, {8, 8, 1}, {2, 2, 1}, o);   // success: clears this thread's
+        flcc_destroy(q);
+        flcc_plan r = nullptr;
+        plan2d(&r, FLCC_LCORR, {8, 8, 1}, {0, 2, 1}, o);
+        other_after = flcc_last_error_detail();
+    });
+    other.join();
+    CHECK(other_before.empty());
+    CHECK(other_after.find("templ.h = 0") != std::string::npos);
+    CHECK(detail() == mine);
 }
 
 TEST_CASE("exec and introspection reject bad handles and arguments", "[api]")

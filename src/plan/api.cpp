@@ -1,6 +1,8 @@
 // The C entry points. Each validates its arguments, then does its work inside a try block:
-// no exception, abort or print crosses the C boundary.
+// no exception, abort or print crosses the C boundary. Every entry point that returns an
+// flcc_result clears this thread's error detail when it succeeds and sets it when it fails.
 #include "flcc.h"
+#include "plan/error.h"
 #include "plan/memory.h"
 #include "plan/plan.h"
 #include "plan/planner.h"
@@ -8,15 +10,48 @@
 #include "plan/template.h"
 #include "plan/wisdom.h"
 
+#include <cstdarg>
+#include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <mutex>
-#include <sstream>
 #include <new>
+#include <sstream>
 #include <unordered_map>
 #include <vector>
 
 namespace flcc {
+
+namespace {
+
+// This thread's error detail: plain bytes, so it needs no construction, destruction or
+// allocation, and an empty detail is the empty string.
+thread_local char t_detail[512];
+
+}  // namespace
+
+void set_detail(const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(t_detail, sizeof t_detail, fmt, ap);
+    va_end(ap);
+}
+
+flcc_result fail(flcc_result code, const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(t_detail, sizeof t_detail, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void clear_detail() { t_detail[0] = '\0'; }
+
+bool detail_is_empty() { return t_detail[0] == '\0'; }
 
 namespace {
 
@@ -61,6 +96,14 @@ bool plan_release(const flcc_plan_s* handle)
 
 namespace {
 
+// FLCC_INVALID_PLAN with the handle in the detail.
+flcc_result invalid_plan(const flcc_plan_s* handle)
+{
+    if (handle == nullptr) return fail(FLCC_INVALID_PLAN, "plan = NULL");
+    return fail(FLCC_INVALID_PLAN, "plan = %p: not a live plan (destroyed or unknown)",
+                static_cast<const void*>(handle));
+}
+
 // Device data for a host solver, or mixed host/device pointers for a GPU solver, go through
 // host memory: the unusual case, so the staging buffers are made per call.
 struct Staging {
@@ -72,15 +115,22 @@ flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ
                  int count)
 {
     const std::shared_ptr<flcc_plan_s> plan = plan_acquire(handle);
-    if (plan == nullptr) return FLCC_INVALID_PLAN;
-    if (plan->problem.op != op) return FLCC_OPERATION_MISMATCH;
-    if (image == nullptr || templ == nullptr || out == nullptr) return FLCC_NULL_POINTER;
-    if (count < 1) return FLCC_INVALID_VALUE;
+    if (plan == nullptr) return invalid_plan(handle);
+    if (plan->problem.op != op)
+        return fail(FLCC_OPERATION_MISMATCH, "plan is a%s plan: execute it with %s",
+                    plan->problem.op == Op::conv ? " convolution" : "n LCC",
+                    plan->problem.op == Op::conv ? "flcc_conv_exec" : "flcc_lcorr_exec");
+    if (image == nullptr) return fail(FLCC_NULL_POINTER, "image = NULL");
+    if (templ == nullptr) return fail(FLCC_NULL_POINTER, "templ = NULL");
+    if (out == nullptr) return fail(FLCC_NULL_POINTER, "out = NULL");
+    if (count < 1) return fail(FLCC_INVALID_VALUE, "count = %d: must be >= 1", count);
     const Problem& p = plan->problem;
     int64_t in_bytes, out_bytes;
     if (__builtin_mul_overflow(p.image_elems(), int64_t(count) * int64_t(sizeof(float)), &in_bytes) ||
-        __builtin_mul_overflow(p.out_elems(), int64_t(count) * int64_t(sizeof(float)), &out_bytes))
-        return FLCC_INVALID_SIZE;
+        __builtin_mul_overflow(p.out_elems(), int64_t(count) * int64_t(sizeof(float)), &out_bytes) ||
+        in_bytes > std::numeric_limits<ptrdiff_t>::max() ||
+        out_bytes > std::numeric_limits<ptrdiff_t>::max())
+        return fail(FLCC_INVALID_SIZE, "count = %d: the frames' bytes overflow", count);
 
     std::lock_guard<std::mutex> lock(plan->exec_mutex);
 
@@ -102,7 +152,8 @@ flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ
     }
     if (!compared_on_device &&
         (!plan->template_ready || std::memcmp(plan->template_copy.data(), templ, tbytes) != 0)) {
-        if (p.check_finite && !all_finite(templ, tn)) return FLCC_NONFINITE_INPUT;
+        if (p.check_finite && !all_finite(templ, tn))
+            return fail(FLCC_NONFINITE_INPUT, "templ holds NaN or Inf");
         plan->template_copy.assign(templ, templ + tn);
         plan->template_ready = false;
         const bool constant = p.op == Op::lcorr && template_is_constant(templ, tn);
@@ -147,6 +198,48 @@ flcc_result guarded(F&& f)
     }
 }
 
+// The body of an entry point that returns an flcc_result: the detail describes this call alone
+// (empty after a success; a failure that set none gets its code's description).
+template <class F>
+flcc_result entry(F&& f)
+{
+    clear_detail();
+    const flcc_result r = guarded(f);
+    if (r == FLCC_SUCCESS)
+        clear_detail();
+    else if (detail_is_empty())
+        set_detail("%s", flcc_result_string(r));
+    return r;
+}
+
+flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size templ,
+                   const flcc_options& o, const char* prefix)
+{
+    if (plan == nullptr) return fail(FLCC_NULL_POINTER, "plan = NULL: where to store the plan");
+    *plan = nullptr;
+    Problem p;
+    const flcc_result bad = make_problem(p, op, dim, image, templ, o, prefix);
+    if (bad != FLCC_SUCCESS) return bad;
+    auto made = std::make_shared<flcc_plan_s>();
+    made->problem = p;
+    const flcc_result r = plan_solver(*made, o);
+    if (r != FLCC_SUCCESS) return r;
+    *plan = made.get();
+    plan_register(std::move(made));
+    return FLCC_SUCCESS;
+}
+
+// The options of the FLCC 1.3 style planners. The enums are copied as bytes: make_problem
+// checks them as integers.
+flcc_options planner_options(const flcc_type& type, const flcc_platform& platform)
+{
+    flcc_options o;
+    flcc_options_init(&o);
+    std::memcpy(&o.type, &type, sizeof type);
+    std::memcpy(&o.platform, &platform, sizeof platform);
+    return o;
+}
+
 }  // namespace
 
 }  // namespace flcc
@@ -172,62 +265,49 @@ void flcc_options_init(flcc_options* o)
 flcc_result flcc_plan_create(flcc_plan* plan, flcc_op op, int dim, flcc_size image,
                              flcc_size templ, const flcc_options* opts)
 {
-    if (plan == nullptr) return FLCC_NULL_POINTER;
-    *plan = nullptr;
-    flcc_options o;
-    flcc_options_init(&o);
-    if (opts != nullptr) o = *opts;
-    Problem p;
-    const flcc_result bad = make_problem(p, op, dim, image, templ, o);
-    if (bad != FLCC_SUCCESS) return bad;
-    return guarded([&]() -> flcc_result {
-        auto made = std::make_shared<flcc_plan_s>();
-        made->problem = p;
-        const flcc_result r = plan_solver(*made, o);
-        if (r != FLCC_SUCCESS) return r;
-        *plan = made.get();
-        plan_register(std::move(made));
-        return FLCC_SUCCESS;
+    return entry([&] {
+        flcc_options o;
+        flcc_options_init(&o);
+        if (opts != nullptr) std::memcpy(&o, opts, sizeof o);
+        return create(plan, enum_value(op), dim, image, templ, o, "options.");
     });
 }
 
 flcc_result flcc_conv_plan(flcc_plan* plan, int dim, flcc_size image, flcc_size templ,
                            flcc_type type, flcc_platform platform)
 {
-    flcc_options o;
-    flcc_options_init(&o);
-    o.type = type;
-    o.platform = platform;
-    return flcc_plan_create(plan, FLCC_CONV, dim, image, templ, &o);
+    return entry([&] {
+        return create(plan, FLCC_CONV, dim, image, templ, planner_options(type, platform), "");
+    });
 }
 
 flcc_result flcc_lcorr_plan(flcc_plan* plan, int dim, flcc_size image, flcc_size templ,
                             flcc_type type, flcc_platform platform)
 {
-    flcc_options o;
-    flcc_options_init(&o);
-    o.type = type;
-    o.platform = platform;
-    return flcc_plan_create(plan, FLCC_LCORR, dim, image, templ, &o);
+    return entry([&] {
+        return create(plan, FLCC_LCORR, dim, image, templ, planner_options(type, platform), "");
+    });
 }
 
 flcc_result flcc_conv_exec(flcc_plan plan, const float* image, const float* templ, float* out,
                            int count)
 {
-    return guarded([&] { return exec(plan, Op::conv, image, templ, out, count); });
+    return entry([&] { return exec(plan, Op::conv, image, templ, out, count); });
 }
 
 flcc_result flcc_lcorr_exec(flcc_plan plan, const float* image, const float* templ, float* out,
                             int count)
 {
-    return guarded([&] { return exec(plan, Op::lcorr, image, templ, out, count); });
+    return entry([&] { return exec(plan, Op::lcorr, image, templ, out, count); });
 }
 
 flcc_result flcc_destroy(flcc_plan plan)
 {
-    if (plan == nullptr) return FLCC_SUCCESS;
     // The plan is freed here, or when the last exec still running on it returns.
-    return guarded([&] { return plan_release(plan) ? FLCC_SUCCESS : FLCC_INVALID_PLAN; });
+    return entry([&] {
+        if (plan == nullptr) return FLCC_SUCCESS;
+        return plan_release(plan) ? FLCC_SUCCESS : invalid_plan(plan);
+    });
 }
 
 const char* flcc_plan_method(flcc_plan handle)
@@ -239,15 +319,28 @@ const char* flcc_plan_method(flcc_plan handle)
 
 flcc_result flcc_plan_output_size(flcc_plan handle, flcc_size* out)
 {
-    const auto plan = plan_acquire(handle);
-    if (plan == nullptr) return FLCC_INVALID_PLAN;
-    if (out == nullptr) return FLCC_NULL_POINTER;
-    const Problem& p = plan->problem;
-    if (p.dim == 2)
-        *out = {int(p.out[1]), int(p.out[2]), 1};
-    else
-        *out = {int(p.out[0]), int(p.out[1]), int(p.out[2])};
-    return FLCC_SUCCESS;
+    return entry([&] {
+        const auto plan = plan_acquire(handle);
+        if (plan == nullptr) return invalid_plan(handle);
+        if (out == nullptr) return fail(FLCC_NULL_POINTER, "out = NULL");
+        const Problem& p = plan->problem;
+        if (p.dim == 2)
+            *out = {int(p.out[1]), int(p.out[2]), 1};
+        else
+            *out = {int(p.out[0]), int(p.out[1]), int(p.out[2])};
+        return FLCC_SUCCESS;
+    });
+}
+
+flcc_result flcc_plan_type(flcc_plan handle, flcc_type* type)
+{
+    return entry([&] {
+        const auto plan = plan_acquire(handle);
+        if (plan == nullptr) return invalid_plan(handle);
+        if (type == nullptr) return fail(FLCC_NULL_POINTER, "type = NULL");
+        *type = plan->problem.type;
+        return FLCC_SUCCESS;
+    });
 }
 
 int flcc_plan_candidate_count(flcc_plan handle)
@@ -259,20 +352,25 @@ int flcc_plan_candidate_count(flcc_plan handle)
 
 flcc_result flcc_plan_candidate(flcc_plan handle, int index, const char** name, double* seconds)
 {
-    const auto plan = plan_acquire(handle);
-    if (plan == nullptr) return FLCC_INVALID_PLAN;
-    if (name == nullptr || seconds == nullptr) return FLCC_NULL_POINTER;
-    if (index < 0 || index >= int(plan->candidates.size())) return FLCC_INVALID_VALUE;
-    *name = plan->candidates[size_t(index)].name.c_str();
-    *seconds = plan->candidates[size_t(index)].seconds;
-    return FLCC_SUCCESS;
+    return entry([&] {
+        const auto plan = plan_acquire(handle);
+        if (plan == nullptr) return invalid_plan(handle);
+        if (name == nullptr) return fail(FLCC_NULL_POINTER, "name = NULL");
+        if (seconds == nullptr) return fail(FLCC_NULL_POINTER, "seconds = NULL");
+        if (index < 0 || index >= int(plan->candidates.size()))
+            return fail(FLCC_INVALID_VALUE, "index = %d: the plan has %d candidates", index,
+                        int(plan->candidates.size()));
+        *name = plan->candidates[size_t(index)].name.c_str();
+        *seconds = plan->candidates[size_t(index)].seconds;
+        return FLCC_SUCCESS;
+    });
 }
 
 flcc_result flcc_plan_set_stream(flcc_plan handle, void* stream)
 {
-    const auto plan = plan_acquire(handle);
-    if (plan == nullptr) return FLCC_INVALID_PLAN;
-    return guarded([&] {
+    return entry([&] {
+        const auto plan = plan_acquire(handle);
+        if (plan == nullptr) return invalid_plan(handle);
         std::lock_guard<std::mutex> lock(plan->exec_mutex);
         return plan->executor->set_stream(stream);
     });
@@ -280,9 +378,9 @@ flcc_result flcc_plan_set_stream(flcc_plan handle, void* stream)
 
 flcc_result flcc_plan_synchronize(flcc_plan handle)
 {
-    const auto plan = plan_acquire(handle);
-    if (plan == nullptr) return FLCC_INVALID_PLAN;
-    return guarded([&] {
+    return entry([&] {
+        const auto plan = plan_acquire(handle);
+        if (plan == nullptr) return invalid_plan(handle);
         std::lock_guard<std::mutex> lock(plan->exec_mutex);
         return plan->executor->synchronize();
     });
@@ -290,9 +388,9 @@ flcc_result flcc_plan_synchronize(flcc_plan handle)
 
 flcc_result flcc_wisdom_export(char** text)
 {
-    if (text == nullptr) return FLCC_NULL_POINTER;
-    *text = nullptr;
-    return guarded([&] {
+    return entry([&] {
+        if (text == nullptr) return fail(FLCC_NULL_POINTER, "text = NULL");
+        *text = nullptr;
         const std::string w = wisdom::export_text();
         char* out = static_cast<char*>(flcc_malloc(w.size() + 1));
         if (out == nullptr) return FLCC_ALLOC_FAILED;
@@ -304,14 +402,16 @@ flcc_result flcc_wisdom_export(char** text)
 
 flcc_result flcc_wisdom_import(const char* text)
 {
-    if (text == nullptr) return FLCC_NULL_POINTER;
-    return guarded([&] { return wisdom::import_text(text); });
+    return entry([&] {
+        if (text == nullptr) return fail(FLCC_NULL_POINTER, "text = NULL");
+        return wisdom::import_text(text);
+    });
 }
 
 flcc_result flcc_wisdom_export_file(const char* path)
 {
-    if (path == nullptr) return FLCC_NULL_POINTER;
-    return guarded([&] {
+    return entry([&] {
+        if (path == nullptr) return fail(FLCC_NULL_POINTER, "path = NULL");
         std::ofstream out(path, std::ios::trunc);
         if (!out) return FLCC_IO_ERROR;
         out << wisdom::export_text();
@@ -322,8 +422,8 @@ flcc_result flcc_wisdom_export_file(const char* path)
 
 flcc_result flcc_wisdom_import_file(const char* path)
 {
-    if (path == nullptr) return FLCC_NULL_POINTER;
-    return guarded([&] {
+    return entry([&] {
+        if (path == nullptr) return fail(FLCC_NULL_POINTER, "path = NULL");
         std::ifstream in(path);
         if (!in) return FLCC_IO_ERROR;
         std::stringstream ss;
@@ -341,8 +441,12 @@ void flcc_wisdom_forget(void)
     }
 }
 
-const char* flcc_result_string(flcc_result r)
+const char* flcc_last_error_detail(void) { return t_detail; }
+
+const char* flcc_result_string(flcc_result code)
 {
+    // Read as an integer: any int may arrive from C (see enum_value).
+    const int r = enum_value(code);
     switch (r) {
     case FLCC_SUCCESS: return "success";
     case FLCC_INVALID_PLAN: return "invalid plan (NULL, destroyed or unknown handle)";

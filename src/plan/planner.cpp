@@ -1,5 +1,6 @@
 #include "plan/planner.h"
 
+#include "plan/error.h"
 #include "plan/memory.h"
 #include "plan/registry.h"
 #include "plan/template.h"
@@ -264,16 +265,25 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
 {
     const Problem& p = plan.problem;
     const bool device_ok = opts.platform != FLCC_HOST && device_available(p.device);
-    if (opts.platform == FLCC_DEVICE && !device_ok) return FLCC_NO_DEVICE;
+    if (opts.platform == FLCC_DEVICE && !device_ok)
+        return fail(FLCC_NO_DEVICE, "platform DEVICE: no usable GPU (device %d)", p.device);
 
     if (opts.method != nullptr) {
         const Solver* s = find_solver(opts.method);
-        if (s == nullptr) return FLCC_UNKNOWN_METHOD;
+        if (s == nullptr)
+            return fail(FLCC_UNKNOWN_METHOD, "options.method = \"%s\": no solver of this build",
+                        opts.method);
         if (!on_platform(*s, opts.platform, device_ok)) {
-            if (s->platform() == FLCC_DEVICE && !device_ok) return FLCC_NO_DEVICE;
-            return FLCC_INVALID_PLATFORM;
+            if (s->platform() == FLCC_DEVICE && !device_ok)
+                return fail(FLCC_NO_DEVICE, "options.method = \"%s\": a GPU solver, no usable GPU",
+                            opts.method);
+            return fail(FLCC_INVALID_PLATFORM,
+                        "options.method = \"%s\": not a solver of options.platform",
+                        opts.method);
         }
-        if (!s->applicable(p)) return FLCC_METHOD_NOT_APPLICABLE;
+        if (!s->applicable(p))
+            return fail(FLCC_METHOD_NOT_APPLICABLE, "options.method = \"%s\": cannot solve %s",
+                        opts.method, p.key().c_str());
         const flcc_result r = s->create(p, plan.executor);
         if (r != FLCC_SUCCESS) return r;
         plan.solver = s;
@@ -302,10 +312,14 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         if (on_platform(*s, opts.platform, device_ok) && s->applicable(p) &&
             !s->repeats_smaller_variant(p))
             cands.push_back({s->estimate_seconds(p), s});
-    if (cands.empty()) return FLCC_METHOD_NOT_APPLICABLE;
+    if (cands.empty())
+        return fail(FLCC_METHOD_NOT_APPLICABLE, "no solver of the platform can solve %s",
+                    p.key().c_str());
     std::stable_sort(cands.begin(), cands.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (opts.rigor == FLCC_WISDOM_ONLY) return FLCC_WISDOM_MISS;
+    if (opts.rigor == FLCC_WISDOM_ONLY)
+        return fail(FLCC_WISDOM_MISS, "options.rigor = WISDOM_ONLY: no wisdom for \"%s\"",
+                    key.c_str());
 
     if (opts.rigor == FLCC_ESTIMATE) {
         for (const auto& c : cands) plan.candidates.push_back({c.second->name(), c.first});

@@ -1,7 +1,12 @@
 #include "plan/problem.h"
 
+#include "plan/error.h"
+
+#include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstdio>
+#include <limits>
 #include <thread>
 
 namespace flcc {
@@ -38,34 +43,74 @@ std::string Problem::key() const
 
 namespace {
 
-// Bytes of one float array of `e`, or -1 when the count overflows.
-int64_t checked_bytes(const Extent& e)
+// The most bytes one frame's arrays (image, template and output together) may take: 2^47
+// (128 TiB), the user address space Linux gives a process on x86-64 and AArch64 (48-bit virtual
+// addresses; mappings above it only on explicit request), and never more than a pointer
+// difference holds. A plan whose frame cannot be mapped can never execute, so it is refused.
+constexpr int64_t kMaxFrameBytes =
+    std::min<int64_t>(int64_t(1) << 47, int64_t(std::numeric_limits<ptrdiff_t>::max()));
+
+// Elements of `e`, or -1 when the count overflows int64.
+int64_t checked_elems(const Extent& e)
 {
     int64_t n = 1;
     for (int64_t v : e)
         if (__builtin_mul_overflow(n, v, &n)) return -1;
-    int64_t bytes;
-    if (__builtin_mul_overflow(n, int64_t(sizeof(float)), &bytes)) return -1;
-    return bytes;
+    return n;
 }
+
+// The axis names as the user gave them: h, w (2D) or h, w, d (3D) for internal axes 0..2.
+const char* axis_name(int dim, int a)
+{
+    static const char* names3[] = {"h", "w", "d"};
+    static const char* names2[] = {"", "h", "w"};
+    return dim == 2 ? names2[a] : names3[a];
+}
+
+// "10x12" (2D) or "10x12x3" (3D), in a buffer of its own (a refusal allocates nothing).
+struct ExtentText {
+    char text[72];
+    ExtentText(int dim, const Extent& e)
+    {
+        if (dim == 2)
+            std::snprintf(text, sizeof text, "%lldx%lld", (long long)e[1], (long long)e[2]);
+        else
+            std::snprintf(text, sizeof text, "%lldx%lldx%lld", (long long)e[0], (long long)e[1],
+                          (long long)e[2]);
+    }
+};
 
 }  // namespace
 
-flcc_result make_problem(Problem& p, flcc_op op, int dim, flcc_size image, flcc_size templ,
-                         const flcc_options& o)
+flcc_result make_problem(Problem& p, int op, int dim, flcc_size image, flcc_size templ,
+                         const flcc_options& o, const char* prefix)
 {
-    if (op != FLCC_CONV && op != FLCC_LCORR) return FLCC_INVALID_VALUE;
-    if (dim != 2 && dim != 3) return FLCC_INVALID_DIMENSION;
-    if (o.type != FLCC_SINGLE && o.type != FLCC_STREAM) return FLCC_INVALID_TYPE;
-    if (o.platform != FLCC_HOST && o.platform != FLCC_DEVICE && o.platform != FLCC_ANY)
-        return FLCC_INVALID_PLATFORM;
-    if (o.region != FLCC_FULL && o.region != FLCC_SAME && o.region != FLCC_VALID)
-        return FLCC_INVALID_VALUE;
-    if (o.rigor != FLCC_MEASURE && o.rigor != FLCC_ESTIMATE && o.rigor != FLCC_WISDOM_ONLY)
-        return FLCC_INVALID_VALUE;
-    if (o.threads < 0 || o.device < -1) return FLCC_INVALID_VALUE;
-    if (o.check_finite != 0 && o.check_finite != 1) return FLCC_INVALID_VALUE;
-    if (o.device_resident != 0 && o.device_resident != 1) return FLCC_INVALID_VALUE;
+    // Enums are read as integers: a C caller may pass any int (see enum_value).
+    const int type = enum_value(o.type), platform = enum_value(o.platform),
+              region = enum_value(o.region), rigor = enum_value(o.rigor);
+    if (op != FLCC_CONV && op != FLCC_LCORR)
+        return fail(FLCC_INVALID_VALUE, "op = %d: not a flcc_op", op);
+    if (dim != 2 && dim != 3) return fail(FLCC_INVALID_DIMENSION, "dim = %d: must be 2 or 3", dim);
+    if (type != FLCC_SINGLE && type != FLCC_STREAM)
+        return fail(FLCC_INVALID_TYPE, "%stype = %d: not a flcc_type", prefix, type);
+    if (platform != FLCC_HOST && platform != FLCC_DEVICE && platform != FLCC_ANY)
+        return fail(FLCC_INVALID_PLATFORM, "%splatform = %d: not a flcc_platform", prefix, platform);
+    if (region != FLCC_FULL && region != FLCC_SAME && region != FLCC_VALID)
+        return fail(FLCC_INVALID_VALUE, "%sregion = %d: not a flcc_region", prefix, region);
+    if (rigor != FLCC_MEASURE && rigor != FLCC_ESTIMATE && rigor != FLCC_WISDOM_ONLY)
+        return fail(FLCC_INVALID_VALUE, "%srigor = %d: not a flcc_rigor", prefix, rigor);
+    if (o.threads < 0)
+        return fail(FLCC_INVALID_VALUE, "%sthreads = %d: must be >= 0 (0 = all hardware threads)",
+                    prefix, o.threads);
+    if (o.device < -1)
+        return fail(FLCC_INVALID_VALUE, "%sdevice = %d: must be >= -1 (-1 = the current device)",
+                    prefix, o.device);
+    if (o.check_finite != 0 && o.check_finite != 1)
+        return fail(FLCC_INVALID_VALUE, "%scheck_finite = %d: must be 0 or 1", prefix,
+                    o.check_finite);
+    if (o.device_resident != 0 && o.device_resident != 1)
+        return fail(FLCC_INVALID_VALUE, "%sdevice_resident = %d: must be 0 or 1", prefix,
+                    o.device_resident);
 
     Problem q;
     q.op = op == FLCC_CONV ? Op::conv : Op::lcorr;
@@ -77,27 +122,51 @@ flcc_result make_problem(Problem& p, flcc_op op, int dim, flcc_size image, flcc_
         q.image = {image.h, image.w, image.d};
         q.templ = {templ.h, templ.w, templ.d};
     }
-    for (int a = 0; a < 3; ++a)
-        if (q.image[a] < 1 || q.templ[a] < 1) return FLCC_INVALID_SIZE;
+    for (int a = dim == 2 ? 1 : 0; a < 3; ++a) {
+        if (q.image[a] < 1)
+            return fail(FLCC_INVALID_SIZE, "image.%s = %lld: sizes must be >= 1", axis_name(dim, a),
+                        (long long)q.image[a]);
+        if (q.templ[a] < 1)
+            return fail(FLCC_INVALID_SIZE, "templ.%s = %lld: sizes must be >= 1", axis_name(dim, a),
+                        (long long)q.templ[a]);
+    }
 
+    q.region = static_cast<flcc_region>(region);
     for (int a = 0; a < 3; ++a) {
         const int64_t s = q.image[a], t = q.templ[a];
-        switch (o.region) {
+        switch (q.region) {
         case FLCC_FULL: q.out[a] = s + t - 1; q.pad[a] = t - 1; break;
         case FLCC_SAME: q.out[a] = s; q.pad[a] = (t - 1) - (t - 1) / 2; break;
         case FLCC_VALID:
-            if (t > s) return FLCC_INVALID_SIZE;
+            if (t > s)
+                return fail(FLCC_INVALID_SIZE,
+                            "template %s larger than image %s for the VALID region (axis %s)",
+                            ExtentText(dim, q.templ).text, ExtentText(dim, q.image).text,
+                            axis_name(dim, a));
             q.out[a] = s - t + 1;
             q.pad[a] = 0;
             break;
         }
-        if (q.out[a] > INT_MAX) return FLCC_INVALID_SIZE;
+        if (q.out[a] > INT_MAX)
+            return fail(FLCC_INVALID_SIZE, "output %s = %lld (image + template - 1): more than INT_MAX",
+                        axis_name(dim, a), (long long)q.out[a]);
     }
-    if (checked_bytes(q.image) < 0 || checked_bytes(q.templ) < 0 || checked_bytes(q.out) < 0)
-        return FLCC_INVALID_SIZE;
 
-    q.region = o.region;
-    q.type = o.type;
+    // One frame's arrays, in bytes, within what a process can map.
+    const int64_t ni = checked_elems(q.image), nt = checked_elems(q.templ), no = checked_elems(q.out);
+    int64_t bytes = -1;
+    if (ni >= 0 && nt >= 0 && no >= 0 && !__builtin_add_overflow(ni, nt, &bytes) &&
+        !__builtin_add_overflow(bytes, no, &bytes) &&
+        !__builtin_mul_overflow(bytes, int64_t(sizeof(float)), &bytes) && bytes <= kMaxFrameBytes)
+        bytes = 0;
+    if (bytes != 0)
+        return fail(FLCC_INVALID_SIZE,
+                    "image %s, template %s, output %s: one frame's arrays exceed %lld bytes, "
+                    "more than a process can map",
+                    ExtentText(dim, q.image).text, ExtentText(dim, q.templ).text,
+                    ExtentText(dim, q.out).text, (long long)kMaxFrameBytes);
+
+    q.type = static_cast<flcc_type>(type);
     q.threads = o.threads == 0 ? hardware_threads() : o.threads;
     q.device = o.device;
     q.check_finite = o.check_finite != 0;

@@ -43,9 +43,13 @@ struct Problem {
 };
 
 // Validates the user's arguments and builds the problem. Returns FLCC_SUCCESS or the code for
-// the first invalid argument; allocates nothing but the returned value.
-flcc_result make_problem(Problem& out, flcc_op op, int dim, flcc_size image, flcc_size templ,
-                         const flcc_options& opts);
+// the first invalid argument, with its detail set (flcc_last_error_detail); allocates nothing
+// but the returned value. `op` is the caller's flcc_op read as an integer, and the options'
+// enums are read as integers too, so any int a C caller passed is checked without undefined
+// behaviour (see enum_value). `prefix` names where the options came from in the
+// detail ("options." for an flcc_options, "" for a planner's own arguments).
+flcc_result make_problem(Problem& out, int op, int dim, flcc_size image, flcc_size templ,
+                         const flcc_options& opts, const char* prefix);
 
 // The number of hardware threads (at least 1).
 int hardware_threads();

@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "plan/error.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -116,36 +118,46 @@ std::string text_of(const std::map<std::string, std::string>& s)
     return t;
 }
 
-// Parses text into decisions and FFTW's wisdom text (empty when absent); false when it is not
-// wisdom of this configuration or names unknown solvers.
-bool parse(const std::string& text, std::map<std::string, std::string>& out, std::string& fft)
+// Parses text into decisions and FFTW's wisdom text (empty when absent). Returns "" when it is
+// wisdom of this configuration, else why it is not (the first broken rule).
+std::string parse(const std::string& text, std::map<std::string, std::string>& out, std::string& fft)
 {
     std::istringstream in(text);
     std::string line;
-    if (!std::getline(in, line) || line != kMagic) return false;
-    if (!std::getline(in, line) || line != "signature " + signature()) return false;
+    if (!std::getline(in, line) || line != kMagic)
+        return std::string("line 1: not \"") + kMagic + "\"";
+    if (!std::getline(in, line) || line.compare(0, 10, "signature ") != 0)
+        return "line 2: no signature";
+    if (line != "signature " + signature())
+        return "line 2: " + line + ": wisdom of another configuration (this build: " +
+               signature() + ")";
     fft.clear();
-    while (std::getline(in, line)) {
+    for (int number = 3; std::getline(in, line); ++number) {
         if (line.empty()) continue;
         if (line == kFftSection) {   // FFTW's text, up to its end line (a cut file has none)
             bool closed = false;
             while (std::getline(in, line)) {
+                ++number;
                 if (line == kFftEnd) {
                     closed = true;
                     break;
                 }
                 fft += line + "\n";
             }
-            if (!closed || fft.empty()) return false;
+            if (!closed) return std::string("no \"") + kFftEnd + "\" line";
+            if (fft.empty()) return std::string("an empty ") + kFftSection + " section";
             continue;
         }
         const size_t arrow = line.find(" => ");
-        if (arrow == std::string::npos || arrow == 0) return false;
+        if (arrow == std::string::npos || arrow == 0)
+            return "line " + std::to_string(number) + ": not \"<problem> => <solver>\"";
         const std::string solver = line.substr(arrow + 4);
-        if (find_solver(solver.c_str()) == nullptr) return false;
+        if (find_solver(solver.c_str()) == nullptr)
+            return "line " + std::to_string(number) + ": \"" + solver +
+                   "\" names no solver of this build";
         out[line.substr(0, arrow)] = solver;
     }
-    return true;
+    return std::string();
 }
 
 const char* wisdom_file()
@@ -169,7 +181,7 @@ void load_file_once()
     ss << in.rdbuf();
     std::map<std::string, std::string> parsed;
     std::string fft;
-    if (!parse(ss.str(), parsed, fft)) return;
+    if (!parse(ss.str(), parsed, fft).empty()) return;
     for (const auto& kv : parsed) store().emplace(kv.first, kv.second);
     if (!fft.empty()) defer_fft(fft);
 }
@@ -222,8 +234,11 @@ flcc_result import_text(const std::string& text)
 {
     std::map<std::string, std::string> parsed;
     std::string fft;
-    if (!parse(text, parsed, fft)) return FLCC_INVALID_WISDOM;
-    if (!fft.empty() && !import_fft(fft)) return FLCC_INVALID_WISDOM;
+    const std::string why = parse(text, parsed, fft);
+    if (!why.empty()) return fail(FLCC_INVALID_WISDOM, "wisdom %s", why.c_str());
+    if (!fft.empty() && !import_fft(fft))
+        return fail(FLCC_INVALID_WISDOM, "wisdom: FFTW refused its section (%s)",
+                    fft.substr(0, fft.find('\n')).c_str());
     std::lock_guard<std::mutex> lock(mutex());
     load_file_once();
     for (const auto& kv : parsed) store()[kv.first] = kv.second;

@@ -33,7 +33,7 @@ void record(const std::string& key, const std::string& solver);
 std::string export_text();
 
 // Merges text into the store; FLCC_INVALID_WISDOM (store unchanged) when it is corrupt or from
-// another configuration.
+// another configuration. Failures set the error detail.
 flcc_result import_text(const std::string& text);
 
 void forget();
