@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <climits>
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -18,20 +20,58 @@
 #include <vector>
 
 // Counting replacements of the global allocation functions: the library's C++ allocations go
-// through them (static link), so a test can assert that nothing was allocated.
+// through them (static link), so a test can assert that nothing was allocated. Every form is
+// replaced (plain, array, nothrow, aligned, sized delete): a form left to the runtime would
+// pair its allocation with a replaced deallocation (or the reverse), which AddressSanitizer
+// reports as an alloc-dealloc mismatch. All of them allocate with malloc or aligned_alloc and
+// free with free.
 static std::atomic<long> g_allocations{0};
+
+static void* counted_alloc(size_t n, size_t align) noexcept
+{
+    ++g_allocations;
+    if (n == 0) n = 1;
+    // No object is larger than PTRDIFF_MAX: refused here, not handed to malloc (which
+    // AddressSanitizer would report as a bug rather than return NULL).
+    if (n > size_t(PTRDIFF_MAX) - align) return nullptr;
+    if (align <= alignof(std::max_align_t)) return std::malloc(n);
+    return std::aligned_alloc(align, (n + align - 1) / align * align);   // a multiple of align
+}
 
 void* operator new(size_t n)
 {
-    ++g_allocations;
-    if (void* p = std::malloc(n ? n : 1)) return p;
+    if (void* p = counted_alloc(n, 0)) return p;
     throw std::bad_alloc();
 }
 void* operator new[](size_t n) { return operator new(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n, 0); }
+void* operator new(size_t n, std::align_val_t a)
+{
+    if (void* p = counted_alloc(n, size_t(a))) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](size_t n, std::align_val_t a) { return operator new(n, a); }
+void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept
+{
+    return counted_alloc(n, size_t(a));
+}
+void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept
+{
+    return counted_alloc(n, size_t(a));
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
 void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
@@ -431,6 +471,45 @@ TEST_CASE("the error detail is per thread", "[api][threads]")
     CHECK(other_before.empty());
     CHECK(other_after.find("templ.h = 0") != std::string::npos);
     CHECK(detail() == mine);
+}
+
+TEST_CASE("the test's allocation functions count every form and pair with their own delete", "[api]")
+{
+    struct alignas(256) Wide {
+        char c[300];
+    };
+    const long before = g_allocations.load();
+    char* a = new (std::nothrow) char[100];
+    int* b = new (std::nothrow) int(7);
+    Wide* w = new Wide;
+    Wide* wa = new Wide[3];
+    Wide* wn = new (std::nothrow) Wide;
+    Wide* wan = new (std::nothrow) Wide[2];
+    static void* volatile escaped[6];   // seen outside: the allocations cannot be elided
+    escaped[0] = a, escaped[1] = b, escaped[2] = w, escaped[3] = wa, escaped[4] = wn, escaped[5] = wan;
+    CHECK(g_allocations.load() == before + 6);
+    REQUIRE((a && b && w && wa && wn && wan));
+    for (const void* q : {static_cast<const void*>(w), static_cast<const void*>(wa),
+                          static_cast<const void*>(wn), static_cast<const void*>(wan)})
+        CHECK(reinterpret_cast<uintptr_t>(q) % 256 == 0);
+    a[99] = 1;
+    w->c[299] = wa[2].c[299] = wn->c[0] = wan[1].c[299] = 2;
+    CHECK(*b == 7);
+    delete[] a;
+    delete b;
+    delete w;
+    delete[] wa;
+    delete wn;
+    delete[] wan;
+    // nothrow forms report failure as NULL instead of throwing (sizes no allocator can meet,
+    // through a volatile so that the compiler does not see them).
+    volatile size_t huge = SIZE_MAX - 64;
+    CHECK(::operator new(huge, std::nothrow) == nullptr);
+    CHECK(::operator new(huge, std::align_val_t(256), std::nothrow) == nullptr);
+    static void* volatile sink;   // a result that is used: the calls cannot be elided
+    CHECK_THROWS_AS(sink = ::operator new(huge), std::bad_alloc);
+    CHECK_THROWS_AS(sink = ::operator new(huge, std::align_val_t(256)), std::bad_alloc);
+    CHECK(sink == nullptr);
 }
 
 TEST_CASE("exec and introspection reject bad handles and arguments", "[api]")
