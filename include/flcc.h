@@ -226,9 +226,14 @@ FLCC_API flcc_result flcc_plan_synchronize(flcc_plan plan);
 FLCC_API flcc_result flcc_wisdom_export(char **text);
 /** Merges wisdom text into the process's wisdom. */
 FLCC_API flcc_result flcc_wisdom_import(const char *text);
-/** Writes the wisdom to a file (FLCC_IO_ERROR when it cannot be written). */
+/** Writes the wisdom to a file, atomically (a new file beside it, renamed over it). An existing
+ *  file is replaced only when it is empty or FLCC wisdom: any other file, a directory, FIFO or
+ *  device is left untouched. FLCC_IO_ERROR when it cannot be written or is not replaced. The
+ *  same rules hold for FLCC_WISDOM_FILE. */
 FLCC_API flcc_result flcc_wisdom_export_file(const char *path);
-/** Merges wisdom from a file (FLCC_IO_ERROR when it cannot be read). */
+/** Merges wisdom from a file. Only a regular file is read (a directory, FIFO or device gives
+ *  FLCC_IO_ERROR without blocking or reading), of at most 4 MiB (a larger one gives
+ *  FLCC_INVALID_WISDOM unread); FLCC_IO_ERROR when it cannot be read. */
 FLCC_API flcc_result flcc_wisdom_import_file(const char *path);
 /** Forgets all wisdom of this process. */
 FLCC_API void flcc_wisdom_forget(void);

@@ -438,7 +438,8 @@ TEST_CASE("flcc_last_error_detail names the argument and the rule it broke", "[a
             "wisdom of another configuration");
     refused(flcc_wisdom_import(nullptr), FLCC_NULL_POINTER, "text = NULL");
     refused(flcc_wisdom_import_file(nullptr), FLCC_NULL_POINTER, "path = NULL");
-    refused(flcc_wisdom_import_file("/nonexistent/dir/wisdom"), FLCC_IO_ERROR, "");
+    refused(flcc_wisdom_import_file("/nonexistent/dir/wisdom"), FLCC_IO_ERROR,
+            "wisdom file \"/nonexistent/dir/wisdom\": No such file or directory");
     CHECK(flcc_destroy(nullptr) == FLCC_SUCCESS);
     CHECK(detail().empty());
 

@@ -16,7 +16,8 @@ std::mutex& planner_mutex()
 }
 
 // FFTW's threads, set up once (caller holds the planner mutex). Wisdom naming FFTW's threaded
-// solvers imports only once they are registered, so imports call this too.
+// solvers imports only once they are registered, and the wisdom header differs with and
+// without them, so imports and exports call this too.
 bool threads_ready()
 {
     static const bool ready = fftwf_init_threads() != 0;
@@ -97,6 +98,9 @@ RealFft::RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int thre
 std::string export_fft_wisdom()
 {
     std::lock_guard<std::mutex> lock(planner_mutex());
+    // FFTW's wisdom header hashes the set of its registered solvers, which its threads extend:
+    // the export is made with them, as every import and plan is, so that any export imports back.
+    threads_ready();
     import_deferred();   // what was read but not used yet is still wisdom to pass on
     char* text = fftwf_export_wisdom_to_string();
     if (text == nullptr) return std::string();

@@ -14,11 +14,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <new>
-#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -412,11 +410,7 @@ flcc_result flcc_wisdom_export_file(const char* path)
 {
     return entry([&] {
         if (path == nullptr) return fail(FLCC_NULL_POINTER, "path = NULL");
-        std::ofstream out(path, std::ios::trunc);
-        if (!out) return FLCC_IO_ERROR;
-        out << wisdom::export_text();
-        out.close();
-        return out ? FLCC_SUCCESS : FLCC_IO_ERROR;
+        return wisdom::export_file(path);
     });
 }
 
@@ -424,12 +418,7 @@ flcc_result flcc_wisdom_import_file(const char* path)
 {
     return entry([&] {
         if (path == nullptr) return fail(FLCC_NULL_POINTER, "path = NULL");
-        std::ifstream in(path);
-        if (!in) return FLCC_IO_ERROR;
-        std::stringstream ss;
-        ss << in.rdbuf();
-        if (in.bad()) return FLCC_IO_ERROR;
-        return wisdom::import_text(ss.str());
+        return wisdom::import_file(path);
     });
 }
 
