@@ -27,21 +27,30 @@ def device_of(x, framework):
     if framework == CUPY:
         return int(x.device.id)
     if framework == TORCH:
-        if x.device.type == "cuda":
-            return int(x.device.index if x.device.index is not None else _torch().cuda.current_device())
+        if x.is_cuda:
+            return x.get_device()
         if x.device.type != "cpu":
             raise TypeError(f"flcc takes CPU or CUDA tensors, not {x.device.type} tensors")
         return HOST
     return HOST
 
 
+_modules = {}
+
+
 def _torch():
-    import torch
+    torch = _modules.get(TORCH)
+    if torch is None:
+        import torch
+        _modules[TORCH] = torch
     return torch
 
 
 def _cupy():
-    import cupy
+    cupy = _modules.get(CUPY)
+    if cupy is None:
+        import cupy
+        _modules[CUPY] = cupy
     return cupy
 
 
@@ -64,6 +73,8 @@ def as_float32(x, framework, what="input"):
             return cp.ascontiguousarray(x, dtype=cp.float32)
     if framework == TORCH:
         torch = _torch()
+        if x.dtype is torch.float32 and not x.requires_grad and x.is_contiguous():
+            return x
         if x.dtype.is_complex:
             raise TypeError(f"{what}: complex input is not supported (flcc computes real float32)")
         if x.requires_grad:
@@ -120,16 +131,31 @@ def pad(x, framework, widths, mode, **kwargs):
     return np.ascontiguousarray(np.pad(x, widths, mode=mode, **kwargs), dtype=np.float32)
 
 
+def _cupy_stream(device):
+    cp = _cupy()
+    try:
+        return cp.cuda.get_current_stream(device).ptr
+    except TypeError:   # CuPy before 13 takes no device
+        with cp.cuda.Device(device):
+            return cp.cuda.get_current_stream().ptr
+
+
+def _torch_stream(device):
+    torch = _torch()
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def current_stream(framework, device):
     """The caller's current CUDA stream on the device, as an integer handle. The legacy default
     stream (0 in CuPy and PyTorch) is given as cudaStreamLegacy (1), since 0 tells the library
     to use a plan's own stream."""
     if framework == CUPY:
-        cp = _cupy()
-        with cp.cuda.Device(device):
-            ptr = cp.cuda.get_current_stream().ptr
+        ptr = _cupy_stream(device)
     elif framework == TORCH:
-        ptr = _torch().cuda.current_stream(device).cuda_stream
+        ptr = _torch_stream(device)
     else:
         return 0
     return int(ptr) or 1

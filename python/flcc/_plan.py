@@ -144,15 +144,25 @@ class Plan:
         else:
             self._check_out(out, out_shape)
         if device == _arrays.HOST:
-            check(self._plan.execute(image, template, out, count))
+            if fw == _arrays.NUMPY:
+                check(self._plan.execute(image, template, out, count))
+            else:
+                check(self._execute_raw(image, fw, template, tfw, out, count))
             return out
         stream = _arrays.current_stream(fw, device)
         with self._lock:
             if stream != self._stream:
                 check(self._plan.set_stream(stream))
                 self._stream = stream
-            check(self._plan.execute(image, template, out, count))
+            check(self._execute_raw(image, fw, template, tfw, out, count))
         return out
+
+    def _execute_raw(self, image, fw, template, tfw, out, count):
+        # CuPy and PyTorch arrays by address: their DLPack export costs microseconds a call;
+        # dtype, layout and shapes are checked above.
+        ptr = _arrays.data_pointer
+        return self._plan.execute_raw(ptr(image, fw), ptr(template, tfw),
+                                      ptr(out, _arrays.framework_of(out)), count)
 
     @staticmethod
     def _check_out(out, out_shape):

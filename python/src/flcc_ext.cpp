@@ -102,6 +102,22 @@ int plan_exec(Plan& p, const InArray& image, const InArray& templ, const OutArra
                              : flcc_lcorr_exec(p.handle, im, tp, o, count);
 }
 
+// The same call on raw addresses, for CuPy and PyTorch arrays: their DLPack export costs
+// microseconds a call, and the Python layer has already checked dtype, layout and shape.
+int plan_exec_raw(Plan& p, std::uintptr_t image, std::uintptr_t templ, std::uintptr_t out, int count)
+{
+    if (p.handle == nullptr) return FLCC_INVALID_PLAN;
+    p.last_image = image;
+    p.last_templ = templ;
+    p.last_out = out;
+    const auto* im = reinterpret_cast<const float*>(image);
+    const auto* tp = reinterpret_cast<const float*>(templ);
+    auto* o = reinterpret_cast<float*>(out);
+    nb::gil_scoped_release release;
+    return p.op == FLCC_CONV ? flcc_conv_exec(p.handle, im, tp, o, count)
+                             : flcc_lcorr_exec(p.handle, im, tp, o, count);
+}
+
 std::vector<std::pair<std::string, double>> plan_candidates(const Plan& p)
 {
     std::vector<std::pair<std::string, double>> v;
@@ -175,6 +191,8 @@ NB_MODULE(_flcc, m)
                      [](const Plan& p) { return std::make_tuple(p.last_image, p.last_templ, p.last_out); })
         .def("execute", &plan_exec, nb::arg("image").noconvert(), nb::arg("templ").noconvert(),
              nb::arg("out").noconvert(), nb::arg("count"))
+        .def("execute_raw", &plan_exec_raw, nb::arg("image"), nb::arg("templ"), nb::arg("out"),
+             nb::arg("count"))
         .def("set_stream",
              [](Plan& p, std::uintptr_t stream) {
                  if (p.handle == nullptr) return int(FLCC_INVALID_PLAN);
