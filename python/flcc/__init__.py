@@ -14,10 +14,14 @@ from ._functions import convolve, correlate, match_template, normxcorr2
 from ._plan import Plan, clear_cache
 from ._register import refine_peak, register_subregions
 from ._wisdom import (export_wisdom, export_wisdom_file, forget_wisdom, import_wisdom,
-                      import_wisdom_file)
+                      import_wisdom_file, load_wisdom, save_wisdom, wisdom_path)
+from ._wisdom import _load_at_import
 
 __version__ = "{}.{}.{}".format(_flcc.version() // 10000, _flcc.version() // 100 % 100,
                                 _flcc.version() % 100)
+
+
+_load_at_import()
 
 
 def solvers():
@@ -27,4 +31,5 @@ def solvers():
 
 __all__ = ["CODES", "Error", "Plan", "clear_cache", "convolve", "correlate", "export_wisdom",
            "export_wisdom_file", "forget_wisdom", "import_wisdom", "import_wisdom_file",
-           "match_template", "normxcorr2", "refine_peak", "register_subregions", "solvers"]
+           "load_wisdom", "match_template", "normxcorr2", "refine_peak", "register_subregions",
+           "save_wisdom", "solvers", "wisdom_path"]

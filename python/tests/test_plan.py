@@ -223,3 +223,27 @@ def test_xcorr_plan_equals_scipy_correlate():
         plan = flcc.Plan("xcorr", image.shape, templ.shape, region=region, rigor="estimate")
         ref = signal.correlate(image.astype(np.float64), templ.astype(np.float64), region)
         assert np.abs(plan(image, templ) - ref).max() <= 1e-5 * max(np.abs(ref).max(), 1)
+
+
+def test_package_wisdom_file_serves_the_next_process(tmp_path):
+    """A MEASURE decision saved to the package's wisdom file is loaded when the package is
+    imported, and serves later processes' plans (WISDOM_ONLY succeeds there)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    env.pop("FLCC_WISDOM_FILE", None)
+    first = ("import flcc; p = flcc.Plan('lcorr', (40, 36), (5, 5), rigor='measure', "
+             "platform='host'); print(flcc.save_wisdom()); print(p.method)")
+    out = subprocess.run([sys.executable, "-c", first], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[0] == str(tmp_path / "flcc" / "wisdom.txt") and os.path.isfile(out[0])
+    second = ("import flcc; print(flcc.Plan('lcorr', (40, 36), (5, 5), rigor='wisdom_only', "
+              "platform='host').method)")
+    again = subprocess.run([sys.executable, "-c", second], env=env, capture_output=True,
+                           text=True, check=True).stdout.split()
+    assert again == [out[1]]
+    (tmp_path / "flcc" / "wisdom.txt").write_text("not wisdom\n")
+    warned = subprocess.run([sys.executable, "-W", "always", "-c", "import flcc"], env=env,
+                            capture_output=True, text=True, check=True)
+    assert "was not loaded" in warned.stderr
