@@ -207,6 +207,10 @@ NB_MODULE(_flcc, m)
         .def("close", &Plan::close);
 
     m.def("plan_create", &plan_create);
+    m.def("last_error_detail", [] {
+        const char* d = flcc_last_error_detail();
+        return std::string(d != nullptr ? d : "");
+    });
     m.def("result_string", [](int r) { return std::string(flcc_result_string(static_cast<flcc_result>(r))); });
     m.def("version", &flcc_version);
     m.def("solver_names", [] {

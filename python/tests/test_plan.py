@@ -114,6 +114,7 @@ def test_bad_arguments_raise_value_and_type_errors():
     with pytest.raises(flcc.Error) as e:
         flcc.Plan("lcorr", (8, 8), (9, 9), region="valid")
     assert e.value.code == flcc.CODES["INVALID_SIZE"]
+    assert e.value.detail and e.value.detail in str(e.value)
     plan = flcc.Plan("conv", (8, 8), (3, 3), rigor="estimate")
     t = np.ones((3, 3), np.float32)
     with pytest.raises(ValueError):
