@@ -774,3 +774,90 @@ TEST_CASE("running out of device memory is reported and recoverable", "[device][
     REQUIRE(r.result == FLCC_SUCCESS);
     CHECK(th::error(FLCC_CONV, ref::conv(s, img.data(), t.data()), r.out.data()) <= 1e-5);
 }
+
+TEST_CASE("a full GPU: every GPU solver reports FLCC_ALLOC_FAILED, no sticky error, then works",
+          "[device][memory]")
+{
+    if (skip_without_gpu()) return;
+    // One problem each GPU solver takes (LCC, else convolution), found with the GPU free.
+    const ref::Shape shapes[] = {{2, {256, 256, 1}, {5, 5, 1}, FLCC_FULL},
+                                 {2, {256, 256, 1}, {16, 16, 1}, FLCC_FULL},
+                                 {2, {256, 256, 1}, {32, 32, 1}, FLCC_FULL},
+                                 {3, {48, 48, 48}, {3, 3, 3}, FLCC_FULL},
+                                 {3, {48, 48, 48}, {8, 8, 8}, FLCC_FULL}};
+    struct Case {
+        std::string name;
+        flcc_op op;
+        ref::Shape shape;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < flcc_solver_count(); ++i) {
+        const std::string name = flcc_solver_name(i);
+        if (name.rfind("device.", 0) != 0) continue;
+        for (flcc_op op : {FLCC_LCORR, FLCC_CONV}) {
+            bool found = false;
+            for (const auto& s : shapes) {
+                flcc_plan p = nullptr;
+                if (forced_plan(&p, name, op, s) == FLCC_SUCCESS) {
+                    flcc_destroy(p);
+                    cases.push_back({name, op, s});
+                    found = true;
+                    break;
+                }
+            }
+            if (found) break;
+        }
+    }
+    REQUIRE(!cases.empty());
+
+    // Fill the device: the largest blocks that still fit, down to 1 MiB.
+    std::vector<void*> fill;
+    for (size_t block = size_t(1) << 34; block >= (size_t(1) << 20);) {
+        void* q = nullptr;
+        if (cudaMalloc(&q, block) == cudaSuccess) fill.push_back(q);
+        else block /= 2;
+    }
+    (void)cudaGetLastError();   // clears the failed allocations' error
+    size_t free_bytes = 0, total = 0;
+    REQUIRE(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess);
+    INFO("free while full: " << free_bytes << " bytes");
+    int refused = 0;
+    for (const auto& c : cases) {
+        INFO(c.name);
+        flcc_plan p = nullptr;
+        const flcc_result r = forced_plan(&p, c.name, c.op, c.shape);
+        CHECK((r == FLCC_ALLOC_FAILED || r == FLCC_SUCCESS));
+        if (r == FLCC_SUCCESS) {
+            // It fitted in what was left: an exec then succeeds or reports the allocation.
+            std::vector<float> img(size_t(ref::image_elems(c.shape)), 1.0f), t(size_t(ref::templ_elems(c.shape)), 0.5f);
+            flcc_size os{};
+            REQUIRE(flcc_plan_output_size(p, &os) == FLCC_SUCCESS);
+            std::vector<float> out(size_t(os.h) * os.w * os.d);
+            const flcc_result e = c.op == FLCC_CONV ? flcc_conv_exec(p, img.data(), t.data(), out.data(), 1)
+                                                     : flcc_lcorr_exec(p, img.data(), t.data(), out.data(), 1);
+            CHECK((e == FLCC_SUCCESS || e == FLCC_ALLOC_FAILED));
+            flcc_destroy(p);
+        } else {
+            CHECK(p == nullptr);
+            ++refused;
+        }
+        // Out of memory is not a sticky error: the context still works.
+        CHECK(cudaGetLastError() == cudaSuccess);
+        CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    }
+    for (void* q : fill) cudaFree(q);
+    CHECK(refused > 0);
+    // With the memory back, every solver plans and runs again.
+    for (const auto& c : cases) {
+        INFO(c.name);
+        flcc_plan p = nullptr;
+        REQUIRE(forced_plan(&p, c.name, c.op, c.shape) == FLCC_SUCCESS);
+        std::vector<float> img(size_t(ref::image_elems(c.shape)), 1.0f), t(size_t(ref::templ_elems(c.shape)), 0.5f);
+        flcc_size os{};
+        REQUIRE(flcc_plan_output_size(p, &os) == FLCC_SUCCESS);
+        std::vector<float> out(size_t(os.h) * os.w * os.d);
+        CHECK((c.op == FLCC_CONV ? flcc_conv_exec(p, img.data(), t.data(), out.data(), 1)
+                                 : flcc_lcorr_exec(p, img.data(), t.data(), out.data(), 1)) == FLCC_SUCCESS);
+        flcc_destroy(p);
+    }
+}
