@@ -3,14 +3,16 @@
  * the 1.3 names and prints a checksum of each output; the test suite compares these with the
  * FLCC 2 API on the same data. It also checks two rules of the manual: a SINGLE plan ignores
  * imCount and processes one image, and the destroy functions take the plan's address and set
- * the plan to NULL. It exits with 1 when a call fails, 2 when a rule is broken. */
+ * the plan to NULL. It runs on the host, or on the GPU with the argument "device". It exits with
+ * 1 when a call fails, 2 when a rule is broken, 3 when "device" finds no usable GPU. */
 #include <flcc13.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const flccPlatform platform = argc > 1 && argv[1][0] == 'd' ? FLCC_DEVICE : FLCC_HOST;
     flccPlan cplan, lplan;
     flccSize imSize, tSize;
     flccResult res;
@@ -30,7 +32,8 @@ int main(void)
     for (i = 0; i < 2 * n; ++i) image[i] = (float)((i * 37) % 101);
     for (i = 0; i < tSize.h * tSize.w; ++i) templat[i] = (float)((i * 13) % 17);
 
-    res = conv_plan(&cplan, 2, imSize, tSize, FLCC_STREAM, FLCC_HOST);
+    res = conv_plan(&cplan, 2, imSize, tSize, FLCC_STREAM, platform);
+    if (res == FLCC_NO_DEVICE) return 3;
     if (res != FLCC_SUCCESS) return 1;
     res = conv_exec(cplan, image, templat, out, 2);
     if (res != FLCC_SUCCESS) return 1;
@@ -38,7 +41,7 @@ int main(void)
     if (conv_destroy(&cplan) != FLCC_SUCCESS) return 1;
     if (cplan != NULL) return 2;
 
-    res = lcorr_plan(&lplan, 2, imSize, tSize, FLCC_SINGLE, FLCC_HOST);
+    res = lcorr_plan(&lplan, 2, imSize, tSize, FLCC_SINGLE, platform);
     if (res != FLCC_SUCCESS) return 1;
     /* SINGLE: imCount is ignored, one image is processed (the second output stays as it is). */
     for (i = 0; i < 2 * m; ++i) out[i] = untouched;
