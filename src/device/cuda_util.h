@@ -103,9 +103,13 @@ public:
     {
         if (s_ != nullptr) cudaStreamDestroy(s_);
     }
+    // A failed create can leave its output unset: the handle is kept only on success, so the
+    // destructor never destroys a handle the runtime did not make.
     flcc_result create()
     {
-        FLCC_CUDA_TRY(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+        cudaStream_t s = nullptr;
+        FLCC_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        s_ = s;
         return FLCC_SUCCESS;
     }
     cudaStream_t get() const { return s_; }
@@ -123,9 +127,12 @@ public:
     {
         if (e_ != nullptr) cudaEventDestroy(e_);
     }
+    // As Stream::create: the handle is kept only on success.
     flcc_result create()
     {
-        FLCC_CUDA_TRY(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming));
+        cudaEvent_t e = nullptr;
+        FLCC_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        e_ = e;
         return FLCC_SUCCESS;
     }
     cudaEvent_t get() const { return e_; }
