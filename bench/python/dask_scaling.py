@@ -1,6 +1,7 @@
 """flcc.dask across GPUs: a stream of frames made and matched on the workers' GPUs, one Dask
-worker per GPU (each started with CUDA_VISIBLE_DEVICES set to its GPU, as dask-cuda's
-LocalCUDACluster does), timed with 1, 2, ... GPUs in the same run.
+worker per GPU (dask-cuda's LocalCUDACluster; where dask-cuda is missing, a SpecCluster of
+Nannies each started with CUDA_VISIBLE_DEVICES set to its GPU, which is what LocalCUDACluster
+does), timed with 1, 2, ... GPUs in the same run.
 
     python bench/python/dask_scaling.py [--frames 2048] [--size 2048] [--template 32]
                                         [--per-task 32] [--repeats 3]
@@ -34,15 +35,26 @@ def match_block(block, template, size):
     return cp.asnumpy(scores.reshape(block.shape[0], -1).max(axis=1))[:, None, None]
 
 
+def make_cluster(n_gpus):
+    """One worker per GPU on GPUs 0..n-1; returns (cluster, its kind)."""
+    try:
+        from dask_cuda import LocalCUDACluster
+    except ImportError:
+        from distributed import Nanny, Scheduler, SpecCluster
+        workers = {i: {"cls": Nanny, "options": {"nthreads": 1,
+                                                 "env": {"CUDA_VISIBLE_DEVICES": str(i)}}}
+                   for i in range(n_gpus)}
+        return SpecCluster(workers=workers, scheduler={
+            "cls": Scheduler, "options": {"dashboard_address": None}}), "SpecCluster"
+    return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(n_gpus)),
+                            threads_per_worker=1, dashboard_address=None), "LocalCUDACluster"
+
+
 def run(n_gpus, a, template):
     import dask.array as da
-    from distributed import Client, Nanny, Scheduler, SpecCluster
+    from distributed import Client
 
-    workers = {i: {"cls": Nanny, "options": {"nthreads": 1,
-                                             "env": {"CUDA_VISIBLE_DEVICES": str(i)}}}
-               for i in range(n_gpus)}
-    cluster = SpecCluster(workers=workers, scheduler={"cls": Scheduler,
-                                                      "options": {"dashboard_address": None}})
+    cluster, kind = make_cluster(n_gpus)
     with Client(cluster) as client:
         seeds = da.arange(a.frames, chunks=a.per_task, dtype=np.float32)[:, None, None]
         best = seeds.map_blocks(match_block, template, a.size, dtype=np.float32)
@@ -54,7 +66,7 @@ def run(n_gpus, a, template):
             rates.append(a.frames / (time.perf_counter() - t0))
         assert values.shape == (a.frames, 1, 1) and np.all(np.abs(values) <= 1)
     cluster.close()
-    return statistics.median(rates), rates
+    return statistics.median(rates), rates, kind
 
 
 def main():
@@ -71,10 +83,10 @@ def main():
     template = np.random.default_rng(1).random((a.template, a.template), dtype=np.float32)
     base = None
     for k in range(1, n + 1):
-        rate, rates = run(k, a, template)
+        rate, rates, kind = run(k, a, template)
         base = base or rate
         print(json.dumps({"gpus": k, "frames_per_s": round(rate, 1), "scaling": round(rate / base, 3),
-                          "rates": [round(r, 1) for r in rates], "frames": a.frames,
+                          "rates": [round(r, 1) for r in rates], "cluster": kind, "frames": a.frames,
                           "size": a.size, "template": a.template, "per_task": a.per_task,
                           "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode()}),
               flush=True)
