@@ -4,6 +4,7 @@
 #pragma once
 
 #include "device/cuda_util.h"
+#include "device/device_properties.h"
 #include "device/kernels/frame_slot.cuh"
 
 #include <cufft.h>
@@ -112,9 +113,7 @@ private:
 template <typename Kernel>
 flcc_result raise_shared_limit(Kernel kernel, size_t bytes)
 {
-    int device = 0, most = 0;
-    FLCC_CUDA_TRY(cudaGetDevice(&device));
-    FLCC_CUDA_TRY(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const size_t most = device_properties(-1).shared_optin;
     cudaFuncAttributes attributes{};
     FLCC_CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
     const size_t dynamic = size_t(most) - std::min(size_t(most), attributes.sharedSizeBytes);

@@ -1,6 +1,7 @@
 // The GPU direct solvers: one per generated kernel (src/device/direct_kernels.h), i.e. square
 // templates 2..32 and cubic 2..8 specialised, plus a generic kernel per dimension for any
 // template whose input tile fits shared memory. Convolution and LCC share the kernels.
+#include "device/device_properties.h"
 #include "device/direct_kernels.h"
 #include "device/executor.h"
 #include "device/template_prep.h"
@@ -39,17 +40,7 @@ size_t shared_bytes(const DirectKernel& k, const Problem& p)
 }
 
 // Shared memory a block may use on the plan's device (the opt-in limit).
-size_t shared_limit(int device)
-{
-    int ordinal = device;
-    if (ordinal < 0 && cudaGetDevice(&ordinal) != cudaSuccess) return 48 * 1024;
-    int bytes = 0;
-    if (cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal) != cudaSuccess) {
-        cudaGetLastError();
-        return 48 * 1024;
-    }
-    return size_t(bytes);
-}
+size_t shared_limit(int device) { return device_properties(device).shared_optin; }
 
 class DirectExecutor final : public DeviceExecutor {
 public:

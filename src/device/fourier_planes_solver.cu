@@ -85,9 +85,7 @@ public:
         if (lcorr) {
             // Chunks of output planes: 32, halved (down to T0, at least 4) while the grid gives
             // fewer than ~4 blocks per multiprocessor; the guard follows the chunk.
-            int device = 0, sms = 1;
-            FLCC_CUDA_TRY(cudaGetDevice(&device));
-            FLCC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            const int sms = device_properties(-1).multiprocessors;
             const int64_t columns = (p_.out[2] + kFinCols - 1) / kFinCols * ((p_.out[1] + kFinRows - 1) / kFinRows);
             chunk_ = 32;
             while (chunk_ / 2 >= std::max(T0, 4) && columns * ((p_.out[0] + chunk_ - 1) / chunk_) < 4 * int64_t(sms))

@@ -60,14 +60,7 @@ SlabGrid window_grid(const Problem& p, int sms, int resident)
 }
 
 // The current device's multiprocessors (the executor's DeviceGuard has made it current).
-int multiprocessors()
-{
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms < 1)
-        sms = 1;
-    return sms;
-}
+int multiprocessors() { return device_properties(-1).multiprocessors; }
 
 class SlabsExecutor final : public DeviceExecutor {
 public:
@@ -247,13 +240,14 @@ public:
     // Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
-        const SlabGrid g = slab_grid(p, 132);
-        const double blocks = double(g.tiles_x) * g.tiles_y * g.chunks, waves = std::ceil(blocks / 132.0);
+        const int sms = device_properties(p.device).multiprocessors;
+        const SlabGrid g = slab_grid(p, sms);
+        const double blocks = double(g.tiles_x) * g.tiles_y * g.chunks, waves = std::ceil(blocks / sms);
         const double steps = std::ceil(double(g.chunk + kSlabMaxT - 1) / kSlabPlanes);
         double t = waves * steps * 11e-6 + 10e-6;
         if (p.op == Op::lcorr) {
-            const SlabGrid w = window_grid(p, 132, 2);
-            const double wwaves = std::ceil(double(w.tiles_x) * w.tiles_y * w.chunks / 264.0);
+            const SlabGrid w = window_grid(p, sms, 2);
+            const double wwaves = std::ceil(double(w.tiles_x) * w.tiles_y * w.chunks / (2.0 * sms));
             t += wwaves * w.chunk * 2.6e-6 + 1.3e-12 * double(p.image_elems());
         }
         return with_host_transfers(p, t);

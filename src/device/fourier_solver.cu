@@ -280,9 +280,7 @@ private:
             // some axis) gave the kernel a block per multiprocessor or less, and took ~0.45 ms of
             // 256^3 / 8^3 beside the interior's ~0.49 ms (Nsight Compute). Shorter chunks, down
             // to 2 T0 planes, until there are about four blocks per multiprocessor.
-            int device = 0, sms = 1;
-            FLCC_CUDA_TRY(cudaGetDevice(&device));
-            FLCC_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            const int sms = device_properties(-1).multiprocessors;
             const int64_t columns = int64_t((g.tx + mx - 1) / mx) * ((g.ty + my - 1) / my) * nt;
             while (g.chunk / 2 >= 2 * T0 && columns * ((g.tz + g.chunk - 1) / g.chunk) < 4 * int64_t(sms))
                 g.chunk /= 2;
