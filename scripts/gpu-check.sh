@@ -55,9 +55,11 @@ sanitize() {
     for tool in memcheck racecheck initcheck synccheck; do
         echo "== $tool"
         extra=""
-        [ "$tool" = memcheck ] && extra="--leak-check full"
+        cases="[stream],GPU and CPU agree,[sanitize]"
+        # memcheck also runs the out-of-memory cases, with every CUDA API error reported.
+        [ "$tool" = memcheck ] && extra="--leak-check full" && cases="$cases,[memory]"
         compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
-            build-gpu/tests/test_device_solvers "[stream],GPU and CPU agree,[sanitize]" || rc=1
+            build-gpu/tests/test_device_solvers "$cases" || rc=1
     done
     return $rc
 }
