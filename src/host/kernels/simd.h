@@ -155,19 +155,21 @@ FLCC_INLINE void two_product(vd a, vd b, vd& p, vd& e)
     }
 }
 
-// Inclusive prefix sum across the lanes of v (lane i = v[0] + ... + v[i]).
+// Inclusive prefix sum across the lanes of v (lane i = v[0] + ... + v[i]): log2(lanes) steps,
+// each adding v shifted up by 1, 2, 4 lanes with zeros shifted in (index kDoubles names z[0]).
+// __builtin_shufflevector takes constant indices and is common to GCC (12 and later) and Clang.
 FLCC_INLINE vd lane_prefix(vd v)
 {
     const vd z{};
 #if FLCC_VECTOR_BYTES == 64
-    v += __builtin_shuffle(v, z, (vl){8, 0, 1, 2, 3, 4, 5, 6});
-    v += __builtin_shuffle(v, z, (vl){8, 8, 0, 1, 2, 3, 4, 5});
-    v += __builtin_shuffle(v, z, (vl){8, 8, 8, 8, 0, 1, 2, 3});
+    v += __builtin_shufflevector(v, z, 8, 0, 1, 2, 3, 4, 5, 6);
+    v += __builtin_shufflevector(v, z, 8, 8, 0, 1, 2, 3, 4, 5);
+    v += __builtin_shufflevector(v, z, 8, 8, 8, 8, 0, 1, 2, 3);
 #elif FLCC_VECTOR_BYTES == 32
-    v += __builtin_shuffle(v, z, (vl){4, 0, 1, 2});
-    v += __builtin_shuffle(v, z, (vl){4, 4, 0, 1});
+    v += __builtin_shufflevector(v, z, 4, 0, 1, 2);
+    v += __builtin_shufflevector(v, z, 4, 4, 0, 1);
 #elif FLCC_VECTOR_BYTES == 16
-    v += __builtin_shuffle(v, z, (vl){2, 0});
+    v += __builtin_shufflevector(v, z, 2, 0);
 #else
 #error "unsupported vector width"
 #endif

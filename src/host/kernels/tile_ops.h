@@ -70,20 +70,27 @@ inline void copy_scaled(float* dst, const float* src, int64_t n, double c, doubl
     for (; i < n; ++i) dst[i] = static_cast<float>((double(src[i]) - c) * scale);
 }
 
-// The sum of src in double; clears `integral` when some value is not an integer.
+// The sum of src in double; clears `integral` when some value is not an integer. Values outside
+// int64's range (and NaN) count as not integers: they are not converted (the conversion would
+// be undefined behaviour, its result up to the compiler). Fractional parts add up as absolute
+// values, so that fractions of opposite signs cannot cancel.
 inline double sum(const float* src, int64_t n, bool& integral)
 {
+    const vd lo = splat(-0x1p63), hi = splat(0x1p63), one = splat(1.0);
     vd acc{}, frac{};
     int64_t i = 0;
     for (; i + kDoubles <= n; i += kDoubles) {
         const vd v = load_widen(src + i);
         acc += v;
-        frac += v - __builtin_convertvector(__builtin_convertvector(v, vl), vd);
+        const vl in = (v >= lo) & (v < hi);
+        const vd w = in ? v : vd{};
+        const vd f = w - __builtin_convertvector(__builtin_convertvector(w, vl), vd);
+        frac += in ? (f < 0 ? -f : f) : one;
     }
     double s = 0, f = 0;
     for (int k = 0; k < kDoubles; ++k) {
         s += acc[k];
-        f += frac[k] < 0 ? -frac[k] : frac[k];
+        f += frac[k];
     }
     for (; i < n; ++i) {
         s += src[i];
@@ -141,10 +148,20 @@ inline void multiply_spectra(float* __restrict s, const float* __restrict w, int
         _mm256_storeu_ps(s + 2 * k, _mm256_fmaddsub_ps(a, _mm256_moveldup_ps(b), im));
     }
 #endif
+    // The rest (all of it without FMA), value by value with the vector lanes' operations, so
+    // that a product's bits depend neither on its index nor on the compiler: written out as
+    // a * c - b * d, GCC's vectoriser recognises a complex product and fuses it its own way
+    // (as fma(a, d, b * c) for the imaginary part, and for some remainders only) despite
+    // -ffp-contract=off.
     for (; k < n; ++k) {
         const float a = s[2 * k], b = s[2 * k + 1], c = w[2 * k], d = w[2 * k + 1];
-        s[2 * k] = a * c - b * d;
-        s[2 * k + 1] = a * d + b * c;
+        if constexpr (kHasFma) {
+            s[2 * k] = std::fma(a, c, -(b * d));
+            s[2 * k + 1] = std::fma(b, c, a * d);
+        } else {
+            s[2 * k] = a * c - b * d;
+            s[2 * k + 1] = a * d + b * c;
+        }
     }
 }
 
