@@ -72,7 +72,7 @@ public:
         // Defined taps even before a template (a refused first device template leaves them).
         // On the plan's stream: a plain cudaMemset goes to the legacy stream, which the plan's
         // non-blocking streams do not wait for, so it could land after the first template's
-        // upload and zero it (seen once as an all-zero output).
+        // upload and zero it.
         if (t == FLCC_SUCCESS)
             FLCC_CUDA_TRY(cudaMemsetAsync(taps_.as<char>(), 0, bytes, work_stream()));
         return t;
@@ -185,11 +185,11 @@ public:
         return shared_bytes(k_, p) <= shared_limit(p.device);
     }
 
-    // An H100-class device: ~20 TFMA/s sustained by the 2D kernels, ~2.5 TB/s effective
-    // bandwidth, ~5 us per launch; host-resident frames add their transfers at ~25 GB/s each way,
-    // overlapped with compute. The 3D kernels, measured at 256^3 (stop 20): ~5 TFMA/s and ~30 ps
-    // per LCC output for the window sums (5^3: convolution 0.42 ms, LCC 1.14 ms; LCC 8^3 2.18 ms);
-    // at 20 TFMA/s ESTIMATE picked direct3.k8 for 256^3 / 8^3 at 3x the Fourier solvers' time.
+    // Cost model of an H100-class device, its constants fitted there (performance.md's
+    // appendix): ~20 TFMA/s sustained by the 2D kernels, ~2.5 TB/s effective bandwidth, ~5 us
+    // per launch; host-resident frames add their transfers at ~25 GB/s each way, overlapped with
+    // compute. The 3D kernels: ~5 TFMA/s and ~30 ps per LCC output for the window sums (the 2D
+    // kernels' rate would have ESTIMATE pick them over faster Fourier solvers).
     double estimate_seconds(const Problem& p) const override
     {
         const double macs = double(p.out_elems()) * double(p.templ_elems());

@@ -59,7 +59,8 @@ private:
 
 // A GPU solver's estimate for its problem's memory: device-resident frames as computed,
 // host-resident ones at least their transfers (image in, output out) over PCIe, which the
-// pipeline above overlaps with the computation (~25 GB/s each way measured on pinned memory).
+// pipeline above overlaps with the computation (~25 GB/s each way: a conservative share of the
+// pinned PCIe rate).
 inline double with_host_transfers(const Problem& p, double compute_seconds)
 {
     if (p.device_resident) return compute_seconds;

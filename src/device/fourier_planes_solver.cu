@@ -216,10 +216,10 @@ public:
         return double(s.F1) * s.F2 < double(1 << 30) && planes_bytes(p, s) < 8.0 * (1 << 30);
     }
 
-    // Measured on the H100 (256^3 / 8^3, 270^2 boxes): each batched 2D transform ~8.2 ps per box
-    // element; gather and the sum over planes ~3 ps per box element each; the finalisation
-    // ~19 ps per output for LCC (344 us full), the crop ~3 ps for convolution; ~25 us of small
-    // kernels and graph overhead. Host-resident frames add their transfers, overlapped.
+    // Cost model, its constants fitted on an H100 (performance.md's appendix): each batched 2D
+    // transform ~8.2 ps per box element; gather and the sum over planes ~3 ps per box element
+    // each; the finalisation ~19 ps per output for LCC, the crop ~3 ps for convolution; ~25 us
+    // of small kernels and graph overhead. Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const PlanesShape s = planes_shape(p);

@@ -134,11 +134,11 @@ public:
         return grid.y <= 65535 && grid.z <= 65535;
     }
 
-    // Per block (8 x 16 x 25 outputs, at three blocks per multiprocessor), measured on the H100
-    // at 256^3 (6171 blocks): ~0.11 us of the GPU's time for LCC (0.736 ms a frame at 8^3, 0.556
-    // at 5^3: the sums over the template's planes scale with T0), ~0.068 us for convolution
-    // (0.427 ms); the statistics pass ~2.5 ps per image element; ~15 us of small kernels and
-    // graph overhead. Host-resident frames add their transfers, overlapped.
+    // Cost model, its constants fitted on an H100 (performance.md's appendix): per block of
+    // 8 x 16 x 25 outputs at three blocks per multiprocessor, ~0.11 us of the GPU's time for LCC
+    // and ~0.068 us for convolution, the sums over the template's planes scaling with T0; the
+    // statistics ~2.5 ps per image element; ~15 us of small kernels and graph overhead.
+    // Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const dim3 grid = rows_grid(p);

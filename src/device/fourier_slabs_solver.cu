@@ -231,13 +231,11 @@ public:
         return tiles < (int64_t(1) << 31);
     }
 
-    // Measured at 256^3 / 8^3 (H100 and H200, Nsight Compute): slab_frame ~11 us per step of 16
-    // input planes (121 blocks of 17 steps, one wave: 187 us, LCC and convolution alike); LCC
-    // adds slab_window, ~2.6 us per output plane of a chunk per wave of blocks (243 blocks of 88
-    // planes, two per multiprocessor: 230 us), the statistics ~1.3 ps per image element
-    // (slab_head, 22-29 us, a new device template prepared beside them), and ~10 us of launches
-    // and recompute_listed.
-    // Host-resident frames add their transfers, overlapped.
+    // Cost model, its constants fitted at 256^3 / 8^3 on an H100 and an H200 (performance.md's
+    // appendix): slab_frame ~11 us per step of 16 input planes per wave of blocks, LCC and
+    // convolution alike; LCC adds slab_window, ~2.6 us per output plane of a chunk per wave of
+    // its blocks (two per multiprocessor), the statistics ~1.3 ps per image element, and ~10 us
+    // of launches and recompute_listed. Host-resident frames add their transfers, overlapped.
     double estimate_seconds(const Problem& p) const override
     {
         const int sms = device_properties(p.device).multiprocessors;

@@ -186,10 +186,9 @@ public:
     // A template in device memory: compared with the last one and, when it changed, prepared by
     // one small kernel (template_prep.h), then the groups' spectra from the taps, all in stream
     // order ahead of the frame: no host round trip and no wait. The spectra are transformed at
-    // every exec, changed or not (the host cannot know): one R2C of a group's box each. At
-    // 2000^2 / 32^2 convolution (t256, H100, by CUDA events) a new template per exec took
-    // 0.133 ms this way against 0.145-0.153 ms through the host, an unchanged one 0.134 against
-    // 0.126 ms (the host's comparison skipped the transform).
+    // every exec, changed or not (the host cannot know): one R2C of a group's box each, which
+    // costs an unchanged template a little and saves a new one the host round trip
+    // (performance.md's appendix has the figures).
     bool prepares_device_templates() const override { return true; }
 
     flcc_result set_device_template(const float* templ) override

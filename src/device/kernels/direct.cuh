@@ -32,9 +32,9 @@ struct DirectConfig {
     static constexpr int threads = (OTY / RY) * (OTX / RX);
     // Small 2D templates: window sums per thread in registers, no shared arrays for them.
     static constexpr bool small = T0 == 1 && T1 > 0 && T1 <= 8 && T2 > 0 && T2 <= 8;
-    // Small templates are latency-bound: cap registers so that 6 blocks fit a multiprocessor
-    // (LCC: 80 registers; 72 or 64 spill more and ran 4% and 10% slower at 4x4 on the H100), 8
-    // for convolution (64 registers: 9% faster at 4x4 than 6 blocks).
+    // Small templates are latency-bound: registers are capped so that 6 blocks fit a
+    // multiprocessor for LCC (80 registers; tighter caps spill) and 8 for convolution (64
+    // registers). performance.md's appendix gives the measurements behind both caps.
     static constexpr int min_blocks_lcorr = small ? 6 : 1;
     static constexpr int min_blocks_conv = small ? 8 : 1;
     static_assert(OTY % RY == 0 && OTX % RX == 0, "tile must be a multiple of the thread block");
@@ -106,8 +106,8 @@ __device__ inline void numerator_plane(const float* x, const float* taps, int q,
 
 // Small 2D templates in device memory (TileParams::user_templ): warp 0 of every block prepares
 // the taps into shared memory itself, while the other warps start the gather, instead of a
-// template kernel ahead of the frame (that kernel's serial block reductions and its launch were
-// ~7 us of a 58 us 4x4 LCC call on the H100). The arithmetic is prepare_template's
+// template kernel ahead of the frame, whose serial block reductions and launch cost a small
+// call more than the preparation itself. The arithmetic is prepare_template's
 // (src/device/template_prep.cu): double, scaled by the largest magnitude, rounded once. The
 // butterfly reductions give every lane, and so every block, the same bits. A non-finite
 // template with check_finite sets `bad` and prepares nothing.

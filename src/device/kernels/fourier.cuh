@@ -110,8 +110,8 @@ __global__ void tile_modes(FftGroupParams g)
 // Rows per block of gather and crop (kRowsPerBlock, or 1 where that would leave too few
 // blocks for the device): each thread loads its column of every row first, then stores them,
 // so the loads are in flight together. With one row per block, or rows loaded and stored in
-// turn (a store may alias the next load), the few dependent loads of a block dominated: the
-// H100 moved 1.2 TB/s.
+// turn (a store may alias the next load), the few dependent loads of a block dominate and the
+// kernel runs far below the memory's bandwidth.
 constexpr int kRowsPerBlock = 8;
 
 // Grid: (groups of RPB box rows of the FFT box, tile); the whole F box is written (zero beyond
@@ -252,9 +252,8 @@ __global__ void row_sums(FftGroupParams g)
 // Vertical window sums over T1 rows of h and the finalisation: a thread per (output plane,
 // output column, run of kColumnRows output rows), running down its rows (coalesced reads of h
 // and num, coalesced stores). Runs, not whole columns: a thread's steps are dependent loads, and
-// with one thread per column too few threads hid their latency (233 us of a 550 us 32 x 32 LCC
-// frame on the H100). Each run starts from a fresh sum of T1 rows. Grid: (column blocks, runs,
-// tile).
+// one thread per column leaves too few threads to hide their latency. Each run starts from a
+// fresh sum of T1 rows. Grid: (column blocks, runs, tile).
 constexpr int kColumnRows = 32;
 
 __global__ void column_sums_finalise(FftGroupParams g)

@@ -1,9 +1,8 @@
 // Kernels of device.fourier3.planes (src/device/fourier_planes_solver.cu): 3D convolution and
 // LCC with one 2D transform per image plane, the sum over the template's planes taken in the
 // frequency domain (direct along the planes), and one 2D inverse transform per output plane.
-// For an 8^3 template and a 256^3 image the batched 2D transforms cost ~2/3 of the 3D ones of
-// the same volume (H100: 151 + 158 us against 222 + 226 us at 270^3), and the sum over 8 planes
-// is one pass over the spectra. Per frame:
+// For an 8^3 template and a 256^3 image the batched 2D transforms cost about two thirds of the
+// 3D ones of the same volume, and the sum over 8 planes is one pass over the spectra. Per frame:
 //   LCC: image_stats (and the modes) -> gather_planes -> R2C (batched 2D) ->
 //        plane_sums -> C2R (batched 2D) -> finalise_planes
 //   convolution: gather_planes -> R2C -> plane_sums -> C2R -> crop_planes
@@ -145,10 +144,9 @@ struct WindowFactor {
 // a grid-stride pass merged by atomics, min and max on the ordered-int image of floats. The
 // 16-byte-aligned middle of the image by float4 loads, four of them in flight a round, the
 // unaligned ends value by value. At most kStatsBlocks blocks, each merging by six atomics on the
-// same words (H200, 256^3: value by value in 2048 blocks 28.7 us, float4 27.3 us, four in
-// flight in 512 blocks 23.6 us). The last block to merge turns them into the two modes and
-// leaves them empty for the next frame (finish_statistics): one kernel where stats_reset,
-// image_stats and plane_modes were three, each launch ~2.5 us of a frame (H100).
+// same words: fewer blocks, fewer merges. The last block to merge turns them into the two modes
+// and leaves them empty for the next frame (finish_statistics), so one launch does the reset,
+// the statistics and the modes.
 constexpr int kStatsBlocks = 512, kStatsThreads = 256;
 inline int stats_blocks(int64_t image_elems)
 {
@@ -447,8 +445,8 @@ __device__ __forceinline__ double taps_in_padding(const PlanesParams& g, const i
 }
 
 // K: the patch elements a thread owns (fin_owned); TM: T1 and T2 at most (8 for K = 6, else 16).
-// Three blocks per multiprocessor for K = 6 (80 registers: a few values of the next step spill
-// to L1, which measured faster than two blocks without spills: 324 against 350 us).
+// Three blocks per multiprocessor for K = 6 (80 registers): a few values of the next step spill
+// to L1, and the third block's warps hide more latency than the spills cost.
 template <int K, int TM>
 __global__ void __launch_bounds__(kFinThreads, K <= 6 ? 3 : 2) finalise_planes(PlanesParams g, int chunk)
 {

@@ -12,11 +12,9 @@
 //      against 512 for a direct 8^3 correlation;
 //   5. transforms the output rows back and stores the coefficients (or the convolution).
 // The image is read once from memory (the boxes overlap in L2), the output written twice (the
-// factors wait there); no frame-sized intermediate exists. Against device.fourier3.planes (R2C +
-// sums + C2R + the finalisation, each a pass over frame-sized buffers) this is the design that
-// performance.md's stop-19 notes worked out for 256^3 / 8^3. Where its time goes (stop 20's
-// profile): the window sums about half, the loads, the outputs and the sums over the rows a sixth
-// each, the transforms a few per cent.
+// factors wait there); no frame-sized intermediate exists, where device.fourier3.planes (R2C +
+// sums + C2R + the finalisation) makes a pass over frame-sized buffers at each step. The window
+// sums take about half of its time (performance.md's appendix has the profile).
 //
 // Numerics (LCC) are those of finalise_planes: one centring constant c for the transforms with
 // the padding at zero and c times the taps over the padding added back in double (padding at -c

@@ -353,8 +353,8 @@ __device__ inline void slab_template_block(const SlabTemplateWork& w, int b)
 // The first kernel of a slabs frame, before its graph: block 0 sets the frame slot; with a device
 // template new to the plan, kSlabTemplateBlocks blocks prepare it (first, so that they start at
 // once); LCC, then stats_blocks blocks of image statistics (finishing the modes). One launch
-// where set_frame, prepare_template, slab_template_device and the statistics were four, and the
-// template work overlaps the statistics (H100, 256^3/8^3: ~15 us a frame).
+// for the frame slot, the template and the statistics, and the template work overlaps the
+// statistics.
 __global__ void __launch_bounds__(kStatsThreads)
     slab_head(PlanesParams g, int64_t count, int stats_blocks, int template_blocks, FrameSlot* slot,
               const float* image, float* out, SlabTemplateWork w)

@@ -4,11 +4,10 @@
 // its WindowFactor (ratio / sqrt(D), 0 where the guard takes D for zero), clamped; windows to
 // recompute listed for recompute_listed.
 //
-// Why not inside slab_frame (stop 22 marched them there): that kernel runs one 512-thread block
-// per multiprocessor with the transforms' registers and ~140 KB of shared memory, so the window
-// sums' dependent double chains ran at an IPC of ~0.2 and cost ~340 of its 529 us at 256^3/8^3;
-// parking the factors in the output for slab_frame to read cost it another ~140 us. Here two
-// blocks of 12 warps share a multiprocessor, and slab_frame does what convolution does.
+// Why not inside slab_frame: that kernel runs one 512-thread block per multiprocessor with the
+// transforms' registers and ~140 KB of shared memory, where the window sums' dependent double
+// chains find too few warps to hide their latency (performance.md's appendix). Here two blocks
+// of 12 warps share a multiprocessor, and slab_frame does what convolution does.
 //
 // slab_window: a block owns 32 x 32 outputs along x and y and a chunk of output planes (grid
 // (tiles, chunks)), kWinThreads threads. Per output plane three stages, in double:
