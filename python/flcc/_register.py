@@ -15,31 +15,27 @@ from ._plan import cached_plan
 REFINES = ("none", "parabolic", "gaussian", "quadratic")
 
 
-def _parabolic(m, i, j):
-    """Vertex of the parabola through the peak and its two neighbours, per axis."""
-    def axis(a, b, c):
-        den = a - 2.0 * b + c
-        return 0.0 if den >= 0 else 0.5 * (a - c) / den
+def _vertex(a, b, c):
+    """Offset of the vertex of the parabola through (-1, a), (0, b), (1, c); 0 unless b is a
+    maximum of it."""
+    den = a - 2.0 * b + c
+    return 0.0 if den >= 0 else 0.5 * (a - c) / den
+
+
+def _three_point(m, i, j, axis_fit):
+    """axis_fit applied to the peak and its two neighbours along each axis (0 at an edge)."""
     h, w = m.shape
-    dy = axis(m[i - 1, j], m[i, j], m[i + 1, j]) if 0 < i < h - 1 else 0.0
-    dx = axis(m[i, j - 1], m[i, j], m[i, j + 1]) if 0 < j < w - 1 else 0.0
+    dy = axis_fit(m[i - 1, j], m[i, j], m[i + 1, j]) if 0 < i < h - 1 else 0.0
+    dx = axis_fit(m[i, j - 1], m[i, j], m[i, j + 1]) if 0 < j < w - 1 else 0.0
     return dy, dx
 
 
-def _gaussian(m, i, j):
-    """Vertex of the Gaussian through the peak and its two neighbours (parabola of the logs),
-    per axis; an axis with a non-positive value falls back to the parabola."""
-    def axis(a, b, c):
-        if min(a, b, c) <= 0:
-            den = a - 2.0 * b + c
-            return 0.0 if den >= 0 else 0.5 * (a - c) / den
-        la, lb, lc = np.log(a), np.log(b), np.log(c)
-        den = la - 2.0 * lb + lc
-        return 0.0 if den >= 0 else 0.5 * (la - lc) / den
-    h, w = m.shape
-    dy = axis(m[i - 1, j], m[i, j], m[i + 1, j]) if 0 < i < h - 1 else 0.0
-    dx = axis(m[i, j - 1], m[i, j], m[i, j + 1]) if 0 < j < w - 1 else 0.0
-    return dy, dx
+def _gaussian_vertex(a, b, c):
+    """The Gaussian through the three points (the parabola of their logs); the parabola itself
+    where a value is not positive."""
+    if min(a, b, c) <= 0:
+        return _vertex(a, b, c)
+    return _vertex(np.log(a), np.log(b), np.log(c))
 
 
 def _quadratic(m, i, j, fit):
@@ -53,7 +49,7 @@ def _quadratic(m, i, j, fit):
     yy, xx = np.mgrid[y0 - i:y1 - i, x0 - j:x1 - j]
     x, y = xx.ravel().astype(np.float64), yy.ravel().astype(np.float64)
     if len(np.unique(x)) < 3 or len(np.unique(y)) < 3:
-        return _parabolic(m, i, j)
+        return _three_point(m, i, j, _vertex)
     A = np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
     coef, *_ = np.linalg.lstsq(A, m[y0:y1, x0:x1].ravel().astype(np.float64), rcond=None)
     _, b, c, d, e, f = coef
@@ -73,9 +69,9 @@ def refine_peak(m, refine="parabolic", fit_size=5, exclusion=2):
     i, j = divmod(k, m.shape[1])
     value = m[i, j]
     if refine == "parabolic":
-        dy, dx = _parabolic(m, i, j)
+        dy, dx = _three_point(m, i, j, _vertex)
     elif refine == "gaussian":
-        dy, dx = _gaussian(m, i, j)
+        dy, dx = _three_point(m, i, j, _gaussian_vertex)
     elif refine == "quadratic":
         dy, dx = _quadratic(m, i, j, fit_size)
     else:

@@ -6,17 +6,9 @@ import numpy as np
 import pytest
 
 import flcc
+from support import gpu_usable
 
-
-def _gpu_usable():
-    try:
-        flcc.Plan("conv", (8, 8), (3, 3), platform="device", rigor="estimate")
-        return True
-    except flcc.Error:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _gpu_usable(), reason="no usable GPU (or a CPU-only build)")
+pytestmark = pytest.mark.skipif(not gpu_usable(), reason="no usable GPU (or a CPU-only build)")
 rng = np.random.default_rng(5)
 
 

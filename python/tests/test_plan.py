@@ -8,6 +8,7 @@ import pytest
 
 import flcc
 from flcc import _flcc
+from support import gpu_usable
 
 
 def reference_lcc_valid(image, templ):
@@ -201,19 +202,11 @@ def test_wisdom_round_trip(tmp_path):
 
 
 def test_device_platform_without_gpu_raises_no_device():
-    if _device_usable():
+    if gpu_usable():
         pytest.skip("a GPU is present: the GPU tests cover the device platform")
     with pytest.raises(flcc.Error) as e:
         flcc.Plan("conv", (8, 8), (3, 3), platform="device")
     assert e.value.code == flcc.CODES["NO_DEVICE"]
-
-
-def _device_usable():
-    try:
-        flcc.Plan("conv", (8, 8), (3, 3), platform="device", rigor="estimate")
-        return True
-    except flcc.Error:
-        return False
 
 
 def test_xcorr_plan_equals_scipy_correlate():
