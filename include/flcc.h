@@ -83,8 +83,10 @@ typedef enum {
     FLCC_INVALID_TYPE = 4,         /**< flcc_type out of range */
     FLCC_INVALID_PLATFORM = 5,     /**< flcc_platform out of range */
     FLCC_INVALID_VALUE = 6,        /**< another argument out of range (count < 1, region,
-                                        rigor, op, threads < 0, device) */
-    FLCC_ALLOC_FAILED = 7,         /**< host or device memory could not be allocated */
+                                        rigor, op, threads < 0 or > FLCC_MAX_THREADS, device) */
+    FLCC_ALLOC_FAILED = 7,         /**< host or device memory could not be allocated, or a
+                                        worker thread could not be started (the call is
+                                        undone; see docs/semantics.md, "Error handling") */
     FLCC_EXEC_FAILED = 8,          /**< execution failed for a reason not listed below */
     /* codes added after FLCC 1.3 */
     FLCC_NULL_POINTER = 9,         /**< a required pointer argument is NULL */
@@ -103,6 +105,10 @@ typedef enum {
 /* Enum arguments and fields are checked as integers: a C program may pass any int value in
  * them and gets FLCC_INVALID_TYPE, FLCC_INVALID_PLATFORM or FLCC_INVALID_VALUE. */
 
+/** The most CPU threads a plan may ask for (flcc_options.threads). Each is a worker thread the
+ *  process keeps once a plan has asked for it. */
+#define FLCC_MAX_THREADS 1024
+
 /** Opaque plan handle. */
 typedef struct flcc_plan_s *flcc_plan;
 
@@ -113,7 +119,8 @@ typedef struct {
     flcc_platform platform; /**< default FLCC_ANY */
     flcc_region region;     /**< default FLCC_FULL */
     flcc_rigor rigor;       /**< default FLCC_MEASURE */
-    int threads;            /**< CPU threads, 0 = all hardware threads (default) */
+    int threads;            /**< CPU threads, 0 = all hardware threads (default; at most
+                                 FLCC_MAX_THREADS); 1 to FLCC_MAX_THREADS */
     const char *method;     /**< NULL = the planner decides; else force a solver by name
                                  (see flcc_solver_name) */
     int device;             /**< CUDA device ordinal, -1 = current (default) */

@@ -23,8 +23,14 @@
 //
 // Threads: tiles run in parallel on the executor's pool, each with single-threaded FFTs and its
 // thread's buffers. The whole variants, and problems with fewer tiles than threads, run tiles
-// one at a time and give FFTW the threads instead. Plans are made at executor creation, never
-// in execute; execute allocates nothing.
+// one at a time and give FFTW the threads instead (FFTW's parallel loops then run on the FFT
+// pool, see real_fft.h). Plans are made at executor creation, never in execute.
+//
+// Memory: execute allocates nothing of its own. FFTW may allocate buffers while it executes;
+// the executor runs every transform once at creation to measure what FFTW holds at once per
+// thread, and keeps a reserve of that size per thread that calls FFTW concurrently (real_fft.h).
+// A transform FFTW executes with reserve memory makes the exec (or template preparation)
+// return FLCC_ALLOC_FAILED; the executor stays usable.
 //
 // LCC accuracy (fourier_accuracy.h): the FFT's error is relative to the box's energy, so boxes
 // lose their additive background (plane, row and column means) before the transform, and every
@@ -36,6 +42,7 @@
 #include "host/real_fft.h"
 #include "host/thread_pool.h"
 #include "host/tile_runner.h"
+#include "plan/error.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -193,7 +200,7 @@ class FourierExecutor final : public Executor, private Numerator {
 public:
     FourierExecutor(const Problem& p, const Extent& tile, bool whole)
         : p_(p), ks_(select_kernel_set()), runner_(p, ks_, tile, 1, 1), cut_(p, runner_.layout(), whole),
-          pool_(cut_.pool_threads), taps_(p.templ_elems())
+          pool_(cut_.pool_threads), fft_pool_(cut_.fft_threads), taps_(p.templ_elems())
     {
         for (int t = 0; t < pool_.size(); ++t) {
             scratch_.push_back(runner_.make_scratch());
@@ -219,9 +226,10 @@ public:
             const double work = double(cut_.shape_tiles[i]) * model.pair(s.n, p.dim);
             const bool measure = work >= 0.1 * total;
             s.fft = std::make_unique<RealFft>(s.n, b.real.data(), as_complex(b.spectrum),
-                                              cut_.fft_threads, measure);
+                                              fft_pool_, measure);
             s.filter = AlignedArray<float>(2 * RealFft::complex_elems(s.n));
         }
+        reserve_fft_memory();
     }
 
     flcc_result set_template(const float* templ, bool constant) override
@@ -235,8 +243,11 @@ public:
             flipped_template(templ, p_.templ_elems(), taps_.data());
         }
         pool_.parallel_for(int64_t(shapes_.size()), [&](int64_t i, int thread) {
+            FftScope scope(fft_guard_, &fft_pool_);
             make_filter(shapes_[size_t(i)], fft_scratch_[size_t(thread)].real.data());
         });
+        if (fft_guard_.take_failure())
+            return fail(FLCC_ALLOC_FAILED, "out of memory in FFTW transforming the template");
         return FLCC_SUCCESS;
     }
 
@@ -245,6 +256,7 @@ public:
         const int64_t tiles = runner_.layout().tiles_per_frame();
         std::atomic<bool> nonfinite{false};
         pool_.parallel_for(count * tiles, [&](int64_t task, int thread) {
+            FftScope scope(fft_guard_, &fft_pool_);
             const int64_t f = task / tiles;
             const float* frame = image + f * p_.image_elems();
             float* out_frame = out + f * p_.out_elems();
@@ -259,16 +271,38 @@ public:
                                taps_.data(), frame, out_frame);
             }
         });
+        if (fft_guard_.take_failure())
+            return fail(FLCC_ALLOC_FAILED, "out of memory in FFTW executing a transform");
         return nonfinite.load() ? FLCC_NONFINITE_INPUT : FLCC_SUCCESS;
     }
 
     int64_t memory_bytes() const override
     {
         return int64_t(scratch_.size()) * runner_.scratch_bytes() + cut_.fft_bytes +
-               4 * taps_.size();
+               4 * taps_.size() + fft_guard_.reserve_bytes();
     }
 
 private:
+    // Runs every shape's transforms once on thread 0's buffers (zeroed) to measure what FFTW
+    // holds per thread while it executes them, then reserves that for every thread that calls
+    // FFTW at once: the tile pool's threads, or the FFT pool's in FFTW's parallel loops.
+    void reserve_fft_memory()
+    {
+        if (!fft_allocator_in_effect()) return;   // FFTW's allocations are not seen
+        FftScratch& b = fft_scratch_[0];
+        for (Shape& s : shapes_) {
+            std::fill(b.real.data(), b.real.data() + volume(s.n), 0.0f);
+            FftScope scope(fft_guard_, &fft_pool_);
+            s.fft->forward(b.real.data(), as_complex(b.spectrum));
+            s.fft->inverse(as_complex(b.spectrum), b.real.data());
+        }
+        if (fft_guard_.take_failure()) {
+            set_detail("out of memory in FFTW executing a transform at plan creation");
+            throw std::bad_alloc();
+        }
+        fft_guard_.reserve_for(std::max(pool_.size(), fft_pool_.size()));
+    }
+
     // LCC: the pipeline recomputes, from the original image, windows far from their tile's
     // centring (whose centred values lost digits) and windows its zero-variance guard cannot
     // resolve, with these taps.
@@ -369,7 +403,9 @@ private:
     const KernelSet& ks_;
     TileRunner runner_;
     Cut cut_;
-    ThreadPool pool_;
+    ThreadPool pool_;       // tiles
+    ThreadPool fft_pool_;   // FFTW's parallel loops
+    FftGuard fft_guard_;    // FFTW's memory in set_template and execute (before shapes_: outlives them)
     std::vector<TileScratch> scratch_;
     std::vector<FftScratch> fft_scratch_;
     std::vector<Shape> shapes_;

@@ -1,30 +1,106 @@
-// FFTW3 single-precision real transforms for the host Fourier solvers. FFTW's planner is not
-// thread-safe and its thread count (fftwf_plan_with_nthreads) is global state, so every plan is
-// made and destroyed here, behind one process-wide mutex. Executing a plan on new arrays
+// FFTW3 single-precision real transforms for the host Fourier solvers, and the rules FLCC keeps
+// when it calls FFTW.
+//
+// Planner: FFTW's planner is not thread-safe and its thread count (fftwf_plan_with_nthreads) is
+// global state, so every planner call (plan, destroy, wisdom import, export and forget, thread
+// set-up) is made here, behind one process-wide mutex. Executing a plan on new arrays
 // (fftwf_execute_dft_r2c/c2r) is thread-safe, so one plan serves every worker thread.
+//
+// Memory: FFTW cannot fail an allocation (its internal allocator aborts the process when malloc
+// returns NULL, and allocates at execution as well as at planning). FLCC therefore provides
+// FFTW's kernel allocator (fftwf_kernel_malloc / fftwf_kernel_free, the one place FFTW gets
+// memory; the definitions here take precedence over libfftw3f's own when libflcc comes first in
+// the symbol lookup order, or when FFTW is linked statically). Every FLCC call into FFTW runs in
+// an FftScope naming an FftGuard. When the system refuses FFTW memory inside a scope, the
+// allocation is served from a reserve (the guard's own, then the process's planner reserve,
+// both allocated before FFTW was called), FFTW finishes its work normally, and the guard
+// reports the failure: the FLCC call then undoes what it made and returns FLCC_ALLOC_FAILED.
+// Outside any scope (FFTW called by another part of the program) the allocator behaves as
+// FFTW's own. Reserves are sized to the most FFTW holds at once: the planner reserve covers
+// FFTW's planner for the transforms FLCC plans, and each Fourier executor reserves what its
+// transforms were measured to hold when it ran them once at creation.
+//
+// Threads: FFTW's parallel loops run on FLCC's worker threads (fftwf_threads_set_callback), not
+// on threads FFTW starts itself (FFTW ignores a failure to start one and then waits for it
+// forever), so that FFTW's threaded plans never start a thread at execution and their
+// allocations stay inside the caller's scope. A loop runs on the pool named by the scope, on
+// FLCC's workers when FFTW is called outside FLCC, and on the calling thread when the workers
+// are busy or cannot start.
 #pragma once
 
 #include "plan/problem.h"
 
 #include <fftw3.h>
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 namespace flcc::host {
 
+class ThreadPool;
+class FftReserve;
+
 // The smallest m >= n whose only prime factors are 2, 3, 5 and 7 (sizes FFTW does fastest).
 int64_t fast_fft_size(int64_t n);
+
+// Collects what FFTW did with memory while scopes naming it were active: whether a reserve had
+// to serve it (a failure), and the most bytes FFTW held at once on one thread.
+class FftGuard {
+public:
+    FftGuard() = default;
+    ~FftGuard();
+    FftGuard(const FftGuard&) = delete;
+    FftGuard& operator=(const FftGuard&) = delete;
+
+    // Gives the guard a reserve of its own (replacing any), tried before the process's: room for
+    // `threads` threads each holding thread_peak() bytes, with a margin; none when FFTW held
+    // nothing. Throws std::bad_alloc when it cannot be allocated.
+    void reserve_for(int threads);
+    int64_t reserve_bytes() const;
+
+    // True when a reserve served FFTW since the last call; clears the flag.
+    bool take_failure() { return failed_.exchange(false, std::memory_order_acq_rel); }
+
+    // The most bytes FFTW held at once on any one thread within one scope of this guard.
+    int64_t thread_peak() const { return thread_peak_.load(std::memory_order_relaxed); }
+
+private:
+    friend struct FftMemory;
+    friend class FftScope;
+    FftReserve* reserve_ = nullptr;
+    std::atomic<bool> failed_{false};
+    std::atomic<int64_t> thread_peak_{0};
+};
+
+// While alive, FFTW called on this thread allocates under `guard` and runs its parallel loops on
+// `pool` (null: on the calling thread). Scopes nest; the innermost one rules.
+class FftScope {
+public:
+    FftScope(FftGuard& guard, const ThreadPool* pool);
+    ~FftScope();
+    FftScope(const FftScope&) = delete;
+    FftScope& operator=(const FftScope&) = delete;
+
+private:
+    FftGuard* guard_;
+    const ThreadPool* pool_;
+    int64_t live_, peak_;
+};
 
 // Forward (real to complex) and inverse (complex to real, unnormalised) transforms of one real
 // extent n (planes, rows, cols), out of place, real data packed (cols fastest). Axes of size 1
 // are dropped from the transform; the spectrum holds complex_elems(n) values in FFTW's
 // half-spectrum layout. Arrays handed to forward/inverse must be 64-byte aligned, like the
-// planning arrays; both transforms may destroy their input.
+// planning arrays; both transforms may destroy their input. forward/inverse run inside an
+// FftScope of the caller's (whose pool has the plan's thread count).
 class RealFft {
 public:
-    // Plans on `threads` threads, with FFTW_MEASURE (which overwrites real and spectrum) or
-    // FFTW_ESTIMATE. Throws std::bad_alloc when FFTW cannot make a plan.
-    RealFft(const Extent& n, float* real, fftwf_complex* spectrum, int threads, bool measure);
+    // Plans with FFTW_MEASURE (which overwrites real and spectrum) or FFTW_ESTIMATE, on as
+    // many threads as `pool` has (FFTW's parallel loops then run on it). Throws std::bad_alloc,
+    // with the error detail set, when memory runs out in FFTW or FFTW makes no plan.
+    RealFft(const Extent& n, float* real, fftwf_complex* spectrum, const ThreadPool& pool,
+            bool measure);
     ~RealFft();
     RealFft(const RealFft&) = delete;
     RealFft& operator=(const RealFft&) = delete;
@@ -44,12 +120,22 @@ private:
     fftwf_plan forward_ = nullptr, inverse_ = nullptr;
 };
 
+// True when FFTW allocates through FLCC's allocator in this process (see the header comment).
+// When it does not (libfftw3f ahead of libflcc in the lookup order), FLCC only checks before
+// each planner call that the planner reserve could be allocated, and an allocation that fails
+// inside FFTW still aborts the process.
+bool fft_allocator_in_effect();
+
+// Blocks of any reserve that FFTW holds now (tests check that failed calls return them).
+int64_t fft_reserve_blocks_live();
+
 // FFTW's own wisdom (the algorithms its FFTW_MEASURE planning chose), as text and back, and
 // forgotten. FLCC's wisdom carries it, so that a plan found there also makes its transforms
-// without FFTW timing them again. import returns false for text FFTW does not accept.
+// without FFTW timing them again. import returns false for text FFTW does not accept; export and
+// import throw std::bad_alloc when memory runs out.
 // defer keeps the text and imports it when the next transform is planned (ignoring text FFTW
 // refuses): a plan whose solver needs no FFT then pays nothing for it (FFTW's import of a
-// typical file takes ~2 ms, more than a wisdom hit may cost).
+// typical file costs more than a wisdom hit may).
 std::string export_fft_wisdom();
 bool import_fft_wisdom(const std::string& text);
 void defer_fft_wisdom(const std::string& text);

@@ -1,10 +1,15 @@
 #include "host/thread_pool.h"
 
+#include "plan/error.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -23,7 +28,7 @@ constexpr auto kWatch = std::chrono::microseconds(50);
 // the caller for the whole watch: runs of 20 us took 90 (planner map, convolution 128^2, 2x2).
 inline void watch_pause() { std::this_thread::yield(); }
 
-using Job = std::function<void(int64_t, int)>;
+using Job = TaskRef;
 
 // The process's workers; worker i (1-based) is thread i of every job that has more than i
 // threads.
@@ -45,12 +50,21 @@ public:
         for (std::thread& t : threads_) t.join();
     }
 
+    // Starts workers until there are `workers`. A thread the system refuses (std::thread throws
+    // std::system_error: no memory for its stack, or no thread slot left) is std::bad_alloc
+    // here; so is a full vector. Either leaves the workers as they were before that one.
     void reserve(int workers)
     {
         std::lock_guard<std::mutex> lock(mutex_);
+        threads_.reserve(size_t(workers));
         while (int(threads_.size()) < workers) {
             const int index = int(threads_.size()) + 1;
-            threads_.emplace_back([this, index] { loop(index); });
+            try {
+                threads_.emplace_back([this, index] { loop(index); });
+            } catch (const std::system_error& e) {
+                set_detail("could not start worker thread %d of %d: %s", index, workers, e.what());
+                throw std::bad_alloc();
+            }
         }
     }
 
@@ -83,19 +97,32 @@ public:
         open_ = false;
         done_.wait(lock, [&] { return active_ == 0; });
         job_ = nullptr;
+        std::exception_ptr error = std::move(error_);
+        error_ = nullptr;
         busy_.store(false, std::memory_order_release);
+        lock.unlock();
+        if (error) std::rethrow_exception(error);
         return true;
     }
 
 private:
     Workers() = default;
 
+    // Runs tasks until none is left. A task that throws ends the job's hand-out (the tasks
+    // not yet taken are skipped); the first exception is kept for the caller, which rethrows
+    // it once every thread has left the job, so no thread ever runs a finished job's task.
     void run_tasks(int thread)
     {
         for (;;) {
             const int64_t task = next_.fetch_add(1, std::memory_order_relaxed);
             if (task >= tasks_) break;
-            (*job_)(task, thread);
+            try {
+                (*job_)(task, thread);
+            } catch (...) {
+                next_.store(tasks_, std::memory_order_relaxed);
+                std::lock_guard<std::mutex> lock(error_mutex_);
+                if (!error_) error_ = std::current_exception();
+            }
         }
     }
 
@@ -138,6 +165,8 @@ private:
     std::atomic<int> active_{0};            // workers in the current job
     std::atomic<uint64_t> generation_{0};   // bumped per job, so each worker joins it once
     bool stop_ = false;
+    std::mutex error_mutex_;                // guards error_ while the job runs
+    std::exception_ptr error_;              // the first exception a task threw
 };
 
 }  // namespace
@@ -147,7 +176,7 @@ ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads))
     if (threads_ > 1) Workers::instance().reserve(threads_ - 1);
 }
 
-void ThreadPool::parallel_for(int64_t tasks, const Job& fn) const
+void ThreadPool::parallel_for(int64_t tasks, TaskRef fn) const
 {
     if (tasks <= 0) return;
     if (threads_ == 1 || tasks == 1 ||

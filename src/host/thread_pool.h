@@ -17,23 +17,48 @@
 // while before it sleeps: frames executed back to back then start on every thread at once
 // instead of after the scheduler's wake-up latency (on a 2-core VM up to ~0.1 ms, a small frame
 // was then often done by the calling thread alone).
+//
+// Nothing here allocates once the workers run: a job is a non-owning reference to the caller's
+// callable (TaskRef), so executing a plan never fails for want of memory in the pool.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <type_traits>
+#include <utility>
 
 namespace flcc::host {
 
+// A reference to a callable fn(int64_t task, int thread), valid while the callable lives.
+class TaskRef {
+public:
+    template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, TaskRef>>>
+    TaskRef(F&& f)   // NOLINT: implicit, so that callers pass lambdas
+        : object_(const_cast<void*>(static_cast<const void*>(&f))),
+          call_([](void* o, int64_t task, int thread) {
+              (*static_cast<std::remove_reference_t<F>*>(o))(task, thread);
+          })
+    {
+    }
+    void operator()(int64_t task, int thread) const { call_(object_, task, thread); }
+
+private:
+    void* object_;
+    void (*call_)(void*, int64_t, int);
+};
+
 class ThreadPool {
 public:
-    // Makes sure the process has threads - 1 workers (starting those missing).
+    // Makes sure the process has threads - 1 workers (starting those missing). Throws
+    // std::bad_alloc, with the error detail set, when a worker cannot be started (the system
+    // refuses a thread for want of memory or of thread slots); workers started before it stay.
     explicit ThreadPool(int threads);
 
     int size() const { return threads_; }
 
     // Calls fn(task, thread) for every task in [0, tasks), thread in [0, size()); returns when
-    // all have finished. fn must not throw.
-    void parallel_for(int64_t tasks, const std::function<void(int64_t, int)>& fn) const;
+    // all have finished. When fn throws, the tasks not yet started are skipped and the first
+    // exception is rethrown here once every thread has left the loop.
+    void parallel_for(int64_t tasks, TaskRef fn) const;
 
 private:
     int threads_;

@@ -10,6 +10,7 @@
 #include "plan/template.h"
 #include "plan/wisdom.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -184,6 +186,9 @@ flcc_result exec(flcc_plan handle, Op op, const float* image, const float* templ
     return r;
 }
 
+// Exceptions become codes: std::bad_alloc, and a std::system_error that says the system is out
+// of memory or of threads (std::thread, std::mutex), are FLCC_ALLOC_FAILED; anything else is a
+// bug.
 template <class F>
 flcc_result guarded(F&& f)
 {
@@ -191,6 +196,11 @@ flcc_result guarded(F&& f)
         return f();
     } catch (const std::bad_alloc&) {
         return FLCC_ALLOC_FAILED;
+    } catch (const std::system_error& e) {
+        if (e.code() == std::errc::resource_unavailable_try_again ||
+            e.code() == std::errc::not_enough_memory)
+            return fail(FLCC_ALLOC_FAILED, "the system refused a resource: %s", e.what());
+        return fail(FLCC_INTERNAL_ERROR, "unexpected system error: %s", e.what());
     } catch (...) {
         return FLCC_INTERNAL_ERROR;
     }
@@ -218,12 +228,18 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
     Problem p;
     const flcc_result bad = make_problem(p, op, dim, image, templ, o, prefix);
     if (bad != FLCC_SUCCESS) return bad;
+    // Every thread a plan asks for is a worker the process keeps (and per-thread buffers).
+    if (o.threads > FLCC_MAX_THREADS)
+        return fail(FLCC_INVALID_VALUE, "%sthreads = %d: must be <= FLCC_MAX_THREADS (%d)", prefix,
+                    o.threads, FLCC_MAX_THREADS);
+    p.threads = std::min(p.threads, FLCC_MAX_THREADS);   // 0: all hardware threads, capped
     auto made = std::make_shared<flcc_plan_s>();
     made->problem = p;
     const flcc_result r = plan_solver(*made, o);
     if (r != FLCC_SUCCESS) return r;
-    *plan = made.get();
-    plan_register(std::move(made));
+    flcc_plan_s* handle = made.get();
+    plan_register(std::move(made));   // may throw: *plan is set only once the plan is live
+    *plan = handle;
     return FLCC_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -259,6 +260,30 @@ size_t runoff(std::vector<Timed>& finalists, const Problem& p, const Problem& pr
     return best;
 }
 
+// Makes s's executor for p. A failure's detail names the solver (and says what ran out when
+// the solver said nothing).
+flcc_result make_executor(const Solver& s, const Problem& p, std::unique_ptr<Executor>& out)
+{
+    clear_detail();
+    const flcc_result r = s.create(p, out);
+    if (r == FLCC_SUCCESS) return r;
+    out.reset();
+    char why[256];
+    std::snprintf(why, sizeof why, "%s",
+                  detail_is_empty() ? flcc_result_string(r) : flcc_last_error_detail());
+    return fail(r, "%s: %s", s.name(), why);
+}
+
+// Records a decision. Wisdom only saves later planning: a decision that cannot be recorded for
+// want of memory is dropped, and the plan stands.
+void record_decision(const std::string& key, const Solver& s)
+{
+    try {
+        wisdom::record(key, s.name());
+    } catch (const std::bad_alloc&) {
+    }
+}
+
 }  // namespace
 
 flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
@@ -284,7 +309,7 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         if (!s->applicable(p))
             return fail(FLCC_METHOD_NOT_APPLICABLE, "options.method = \"%s\": cannot solve %s",
                         opts.method, p.key().c_str());
-        const flcc_result r = s->create(p, plan.executor);
+        const flcc_result r = make_executor(*s, p, plan.executor);
         if (r != FLCC_SUCCESS) return r;
         plan.solver = s;
         plan.candidates.push_back({s->name(), s->estimate_seconds(p)});
@@ -300,7 +325,7 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
     if (!known.empty()) {
         const Solver* s = find_solver(known.c_str());
         if (s != nullptr && on_platform(*s, opts.platform, device_ok) && s->applicable(p) &&
-            s->create(p, plan.executor) == FLCC_SUCCESS) {
+            make_executor(*s, p, plan.executor) == FLCC_SUCCESS) {
             plan.solver = s;
             plan.candidates.push_back({s->name(), s->estimate_seconds(p)});
             return FLCC_SUCCESS;
@@ -321,16 +346,23 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         return fail(FLCC_WISDOM_MISS, "options.rigor = WISDOM_ONLY: no wisdom for \"%s\"",
                     key.c_str());
 
-    if (opts.rigor == FLCC_ESTIMATE) {
+    // A candidate that cannot be made (for want of memory, most often) is passed over for the
+    // next one: a slower plan that runs beats none. The last candidate's error is the plan's
+    // when none can be made.
+    const auto by_estimate = [&] {
+        plan.candidates.clear();
         for (const auto& c : cands) plan.candidates.push_back({c.second->name(), c.first});
+        flcc_result r = FLCC_ALLOC_FAILED;
         for (const auto& c : cands) {
-            if (c.second->create(p, plan.executor) == FLCC_SUCCESS) {
+            r = make_executor(*c.second, p, plan.executor);
+            if (r == FLCC_SUCCESS) {
                 plan.solver = c.second;
                 return FLCC_SUCCESS;
             }
         }
-        return FLCC_ALLOC_FAILED;
-    }
+        return r;
+    };
+    if (opts.rigor == FLCC_ESTIMATE) return by_estimate();
 
     // MEASURE, on a proxy when the problem is large and the solver on the host. Timing data is
     // made when first needed, once for the proxy and once for the problem itself.
@@ -339,6 +371,7 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
     std::unique_ptr<TimingData> proxy_data, full_data;
     std::vector<Timed> finalists;   // fastest first, within kRunoffSpread of the fastest
     flcc_result last_error = FLCC_ALLOC_FAILED;
+    bool passed_over = false;       // a candidate was passed over for want of memory
     const auto start = Clock::now();
     std::set<std::string> families_timed;
     for (const auto& c : cands) {
@@ -364,12 +397,24 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         }
         families_timed.insert(family);
         std::unique_ptr<TimingData>& data = on_proxy ? proxy_data : full_data;
-        if (data == nullptr) data = std::make_unique<TimingData>(q, device_ok && !q.device_resident);
+        // Without memory for the timing data nothing can be timed: the plan is made as
+        // ESTIMATE makes it (and not recorded as wisdom).
+        if (data == nullptr) {
+            try {
+                data = std::make_unique<TimingData>(q, device_ok && !q.device_resident);
+            } catch (const std::bad_alloc&) {
+                finalists.clear();
+                proxy_data.reset();
+                full_data.reset();
+                return by_estimate();
+            }
+        }
         std::unique_ptr<Executor> ex;
-        flcc_result r = c.second->create(q, ex);
+        flcc_result r = make_executor(*c.second, q, ex);
         double t = -1;
         if (r == FLCC_SUCCESS) t = ExecutorTimer(*ex, *c.second, q, *data).median(r);
         if (r != FLCC_SUCCESS) last_error = r;
+        if (r == FLCC_ALLOC_FAILED) passed_over = true;
         if (t >= 0 && on_proxy) t *= proxy_scale;
         plan.candidates.push_back({c.second->name(), t});
         if (t < 0) continue;
@@ -387,16 +432,38 @@ flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts)
         for (auto& c : plan.candidates)
             if (c.name == f.solver->name()) c.seconds = f.seconds;
     const Solver* winner = chosen.solver;
-    if (chosen.on_proxy) {   // timed on the proxy: made for the problem now
-        finalists.clear();   // their buffers go first
-        const flcc_result r = winner->create(p, plan.executor);
-        if (r != FLCC_SUCCESS) return r;
-    } else {
+    if (!chosen.on_proxy) {
         plan.executor = std::move(chosen.executor);
+        plan.solver = winner;
+        if (!passed_over) record_decision(key, *winner);
+        return FLCC_SUCCESS;
     }
-    plan.solver = winner;
-    wisdom::record(key, winner->name());
-    return FLCC_SUCCESS;
+    // Timed on the proxy: made for the problem now, after the finalists' buffers are gone. When
+    // the winner cannot be made at full size, the other timed candidates are tried, fastest
+    // first, then the untimed ones in the order of their estimates.
+    finalists.clear();
+    std::vector<std::pair<double, const Solver*>> order;
+    for (const auto& c : cands) {
+        double t = -1;
+        for (const auto& k : plan.candidates)
+            if (k.name == c.second->name()) t = k.seconds;
+        if (c.second != winner && c.second->applicable(p))
+            order.push_back({t >= 0 ? t : 1e300, c.second});
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    order.insert(order.begin(), {0.0, winner});
+    flcc_result r = FLCC_ALLOC_FAILED;
+    for (const auto& o : order) {
+        r = make_executor(*o.second, p, plan.executor);
+        if (r == FLCC_SUCCESS) {
+            plan.solver = o.second;
+            if (o.second == winner && !passed_over) record_decision(key, *winner);
+            return FLCC_SUCCESS;
+        }
+        passed_over = true;
+    }
+    return r;
 }
 
 }  // namespace flcc
