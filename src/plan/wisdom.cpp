@@ -135,6 +135,7 @@ std::string text_of(const std::map<std::string, std::string>& s)
 std::string parse(const std::string& text, std::map<std::string, std::string>& out, std::string& fft)
 {
     std::istringstream in(text);
+    in.exceptions(std::ios::badbit);   // a failed allocation is std::bad_alloc, not corrupt text
     std::string line;
     if (!std::getline(in, line) || line != kMagic)
         return std::string("line 1: not \"") + kMagic + "\"";
