@@ -8,15 +8,19 @@
  * This is the only public header (plus flcc13.h, the FLCC 1.3 compatibility names). It is C99
  * and C++ clean. No function of the library throws, aborts or prints: every failure is a
  * flcc_result code, flcc_result_string() names it, and flcc_last_error_detail() says which
- * argument broke which rule.
+ * argument broke which rule. Running out of memory (FFTW's included) or of threads is
+ * FLCC_ALLOC_FAILED: a failed create leaves *plan NULL, a failed exec leaves the plan usable
+ * (docs/semantics.md, "Error handling").
  *
  * Memory layout: an image of size {h, w, d} is row-major with d fastest, then w, then h
  * (2D images ignore d). A stream of `count` images of one shape is stored back to back, and
  * so are the outputs.
  *
- * Thread safety: planning, destroying and executing may be called from several threads. One
- * plan executes one call at a time (concurrent calls on the same plan are serialised); distinct
- * plans execute concurrently.
+ * Thread safety: every function may be called from several threads at once. Planning is safe
+ * from any number of threads (FLCC serialises its calls into FFTW's planner). Distinct plans
+ * execute concurrently; one plan executes one call at a time (concurrent calls on the same plan
+ * are serialised, each with its own arguments). A plan destroyed while another thread executes
+ * it is freed when that exec returns (docs/semantics.md, "Thread safety").
  */
 #ifndef FLCC_H
 #define FLCC_H
@@ -140,7 +144,9 @@ FLCC_API void flcc_options_init(flcc_options *opts);
  * size `templ`. `opts` may be NULL for the defaults. On success *plan holds the new plan; on
  * failure *plan is set to NULL (when plan itself is not NULL). Invalid arguments are reported
  * before any memory is allocated. Planning with FLCC_MEASURE times candidate solvers on
- * planner-owned data, never on user buffers.
+ * planner-owned data, never on user buffers. A candidate that cannot get its memory is passed
+ * over for the next one (and that decision is not recorded as wisdom); FLCC_ALLOC_FAILED when
+ * none fits, or when a forced method (options.method) does not.
  */
 FLCC_API flcc_result flcc_plan_create(flcc_plan *plan, flcc_op op, int dim, flcc_size image,
                                       flcc_size templ, const flcc_options *opts);
