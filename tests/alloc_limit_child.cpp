@@ -8,6 +8,14 @@
 //   alloc_limit_child plan <MiB>      MEASURE-plans and executes an LCC on 4 threads. Exit 0 when
 //                                     both succeed, 10 when either returns FLCC_ALLOC_FAILED
 //                                     (nothing else allowed: 1-3).
+//   alloc_limit_child reserve <MiB>   a small host Fourier plan with less headroom than FFTW's
+//                                     planner reserve: FLCC_ALLOC_FAILED naming the reserve,
+//                                     then, the limit lifted, success. Exit 0, else 1-5.
+//
+// Built twice: with FLCC linked statically (FLCC's FFTW allocator in effect), and, as
+// alloc_limit_child_fftw_first, with libfftw3f ahead of libflcc in the lookup order (FFTW's
+// own allocator in effect: FLCC then only checks that the reserve could be allocated). Each
+// says which allocator FFTW uses; exit 77 when it is not the one the build meant.
 #include "flcc.h"
 
 #include <cstdio>
@@ -15,8 +23,12 @@
 #include <cstring>
 #include <vector>
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <unistd.h>
+
+extern "C" void* fftwf_malloc(size_t);
+extern "C" void fftwf_free(void*);
 
 namespace {
 
@@ -94,13 +106,52 @@ int plan_case()
     return 3;
 }
 
+int reserve_case()
+{
+    flcc_options o;
+    flcc_options_init(&o);
+    o.platform = FLCC_HOST;
+    o.method = "host.fourier2.t64";
+    o.threads = 1;
+    flcc_plan plan = reinterpret_cast<flcc_plan>(&o);
+    const flcc_result r = flcc_plan_create(&plan, FLCC_CONV, 2, {16, 16, 1}, {3, 3, 1}, &o);
+    if (r != FLCC_ALLOC_FAILED || plan != nullptr) {
+        std::fprintf(stderr, "reserve: %s (%s)\n", flcc_result_string(r), flcc_last_error_detail());
+        return 1;
+    }
+    if (std::strstr(flcc_last_error_detail(), "planner reserve") == nullptr) {
+        std::fprintf(stderr, "reserve: detail \"%s\"\n", flcc_last_error_detail());
+        return 2;
+    }
+    if (!limit(-1)) return 3;
+    if (flcc_plan_create(&plan, FLCC_CONV, 2, {16, 16, 1}, {3, 3, 1}, &o) != FLCC_SUCCESS) return 4;
+    return flcc_destroy(plan) == FLCC_SUCCESS ? 0 : 5;
+}
+
+// True when FFTW's kernel allocator, as the dynamic linker resolves it, is libfftw3f's own.
+bool fftw_allocator_is_fftws()
+{
+    void* f = dlsym(RTLD_DEFAULT, "fftwf_kernel_malloc");
+    Dl_info info{};
+    return f != nullptr && dladdr(f, &info) != 0 && info.dli_fname != nullptr &&
+           std::strstr(info.dli_fname, "fftw3f") != nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     if (argc != 3) return 90;
+    // The executable refers to FFTW itself, so that the fftw_first build needs libfftw3f first.
+    fftwf_free(fftwf_malloc(16));
+#ifdef FLCC_FFTW_FIRST
+    if (!fftw_allocator_is_fftws()) return 77;
+#else
+    if (fftw_allocator_is_fftws()) return 77;
+#endif
     if (!limit(mapped_bytes() + std::atoll(argv[2]) * (1ll << 20))) return 91;
     if (std::strcmp(argv[1], "threads") == 0) return threads_case();
     if (std::strcmp(argv[1], "plan") == 0) return plan_case();
+    if (std::strcmp(argv[1], "reserve") == 0) return reserve_case();
     return 92;
 }
