@@ -46,8 +46,9 @@ public:
         const size_t need = 1 + (n + kGranule - 1) / kGranule;
         std::lock_guard<std::mutex> lock(mutex_);
         if (need > granules_) return nullptr;
+        // From the rover to the end, then the whole block (a free run may span the rover).
         for (size_t pass = 0; pass < 2; ++pass) {
-            const size_t begin = pass == 0 ? rover_ : 0, end = pass == 0 ? granules_ : rover_;
+            const size_t begin = pass == 0 ? rover_ : 0, end = granules_;
             size_t run = 0;
             for (size_t g = begin; g < end; ++g) {
                 if (run == 0 && g % 64 == 0 && used_[g / 64] == ~uint64_t(0)) {
@@ -417,7 +418,7 @@ std::vector<int> fft_dims(const Extent& n)
 
 // Planning with FFTW_MEASURE times candidate algorithms (seconds for the largest boxes; FFTW
 // remembers them for the process). The limit caps one plan's search; past it FFTW falls back to
-// estimates, which cost up to 2x at large sizes.
+// its estimates, which pick slower plans.
 constexpr double kPlanSecondsLimit = 5.0;
 
 std::string extent_text(const std::vector<int>& d)
