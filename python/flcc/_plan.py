@@ -78,8 +78,9 @@ class Plan:
         self.region = region
         codes = (_choice(TYPES, type, "type"), _choice(PLATFORMS, platform, "platform"),
                  _choice(REGIONS, region, "region"), _choice(RIGORS, rigor, "rigor"))
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
-            raise ValueError(f"threads must be an int >= 0, not {threads!r}")
+        if (isinstance(threads, bool) or not isinstance(threads, int) or
+                not 0 <= threads <= _flcc.MAX_THREADS):
+            raise ValueError(f"threads must be an int from 0 to {_flcc.MAX_THREADS}, not {threads!r}")
         if device is None:
             device = -1
         if isinstance(device, bool) or not isinstance(device, int) or device < -1:

@@ -206,6 +206,7 @@ NB_MODULE(_flcc, m)
              })
         .def("close", &Plan::close);
 
+    m.attr("MAX_THREADS") = FLCC_MAX_THREADS;
     m.def("plan_create", &plan_create);
     m.def("last_error_detail", [] {
         const char* d = flcc_last_error_detail();

@@ -110,6 +110,8 @@ def test_bad_arguments_raise_value_and_type_errors():
         flcc.Plan("conv", (2, 2, 2, 2), (1, 1, 1, 1))
     with pytest.raises(ValueError):
         flcc.Plan("conv", (8, 8), (3, 3), threads=-1)
+    with pytest.raises(ValueError):
+        flcc.Plan("conv", (8, 8), (3, 3), threads=_flcc.MAX_THREADS + 1)
     with pytest.raises(TypeError):
         flcc.Plan("conv", 8, (3, 3))
     with pytest.raises(flcc.Error) as e:
