@@ -15,6 +15,7 @@
 #include "plan/error.h"
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -130,6 +132,76 @@ std::string text_of(const std::map<std::string, std::string>& s)
     return t;
 }
 
+// Whether FFTW's wisdom text has the form FFTW 3.3 writes, with values FFTW can hold: "" when
+// it has, else why not. FFTW's own reader aborts the process on values that overflow the
+// bit fields of its flags_t (l and u 20 bits, timelimit_impatience 9 bits: "assertion failed:
+// flags.u == u"), so text from a file or a caller reaches FFTW only after this check. The form:
+//   (fftw-<version> fftwf_wisdom #x<md5> #x<md5> #x<md5> #x<md5>
+//     (<solver> <reg_id> #x<l> #x<u> #x<timelimit_impatience> #x<md5> #x<md5> #x<md5> #x<md5>)
+//     ...
+//   )
+// with whitespace anywhere between tokens, hex numbers of 1 to 8 digits, solver names of at most
+// 64 letters, digits and underscores (FFTW's MAXNAM), reg_id of at most 9 decimal digits.
+std::string fftw_text_problem(const std::string& text)
+{
+    std::vector<std::string> tok;
+    for (size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        if (std::isspace(c)) {
+            ++i;
+        } else if (c == '(' || c == ')') {
+            tok.emplace_back(1, char(c));
+            ++i;
+        } else {
+            size_t j = i;
+            while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j])) &&
+                   text[j] != '(' && text[j] != ')')
+                ++j;
+            tok.push_back(text.substr(i, j - i));
+            i = j;
+        }
+    }
+    // A "#x" hex number of 1-8 digits below `limit`.
+    const auto hex = [](const std::string& t, uint64_t limit) {
+        if (t.size() < 3 || t.size() > 10 || t.compare(0, 2, "#x") != 0) return false;
+        uint64_t v = 0;
+        for (size_t i = 2; i < t.size(); ++i) {
+            const int c = static_cast<unsigned char>(t[i]);
+            if (!std::isxdigit(c)) return false;
+            v = v * 16 + uint64_t(std::isdigit(c) ? c - '0' : std::tolower(c) - 'a' + 10);
+        }
+        return v < limit;
+    };
+    const auto name = [](const std::string& t) {
+        if (t.empty() || t.size() > 64) return false;
+        for (char c : t)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+        return true;
+    };
+    const auto number = [](const std::string& t) {
+        if (t.empty() || t.size() > 9) return false;
+        for (char c : t)
+            if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+        return true;
+    };
+    constexpr uint64_t any = uint64_t(1) << 32;
+    if (tok.size() < 7 || tok[0] != "(" || tok[1].compare(0, 5, "fftw-") != 0 ||
+        tok[2] != "fftwf_wisdom" || !hex(tok[3], any) || !hex(tok[4], any) || !hex(tok[5], any) ||
+        !hex(tok[6], any))
+        return "no FFTW wisdom header";
+    size_t k = 7;
+    for (int entry = 1; k < tok.size() && tok[k] == "("; ++entry) {
+        if (k + 11 > tok.size() || !name(tok[k + 1]) || !number(tok[k + 2]) ||
+            !hex(tok[k + 3], uint64_t(1) << 20) || !hex(tok[k + 4], uint64_t(1) << 20) ||
+            !hex(tok[k + 5], uint64_t(1) << 9) || !hex(tok[k + 6], any) || !hex(tok[k + 7], any) ||
+            !hex(tok[k + 8], any) || !hex(tok[k + 9], any) || tok[k + 10] != ")")
+            return "FFTW entry " + std::to_string(entry) + " malformed or out of range";
+        k += 11;
+    }
+    if (k + 1 != tok.size() || tok[k] != ")") return "FFTW wisdom not closed by \")\" alone";
+    return std::string();
+}
+
 // Parses text into decisions and FFTW's wisdom text (empty when absent). Returns "" when it is
 // wisdom of this configuration, else why it is not (the first broken rule).
 std::string parse(const std::string& text, std::map<std::string, std::string>& out, std::string& fft)
@@ -159,6 +231,8 @@ std::string parse(const std::string& text, std::map<std::string, std::string>& o
             }
             if (!closed) return std::string("no \"") + kFftEnd + "\" line";
             if (fft.empty()) return std::string("an empty ") + kFftSection + " section";
+            const std::string bad = fftw_text_problem(fft);
+            if (!bad.empty()) return std::string(kFftSection) + " section: " + bad;
             continue;
         }
         const size_t arrow = line.find(" => ");
