@@ -406,7 +406,7 @@ flcc_result flcc_wisdom_export(char** text)
         if (text == nullptr) return fail(FLCC_NULL_POINTER, "text = NULL");
         *text = nullptr;
         const std::string w = wisdom::export_text();
-        char* out = static_cast<char*>(flcc_malloc(w.size() + 1));
+        char* out = static_cast<char*>(host_alloc(w.size() + 1));
         if (out == nullptr) return FLCC_ALLOC_FAILED;
         std::memcpy(out, w.c_str(), w.size() + 1);
         *text = out;

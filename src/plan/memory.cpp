@@ -29,19 +29,12 @@ struct Header {
     uint64_t kind;
 };
 
-}  // namespace
-
-}  // namespace flcc
-
-using namespace flcc;
-
-extern "C" {
-
-void* flcc_malloc(size_t bytes)
+// A tagged block: page-locked when `may_pin` and a device is usable, else aligned.
+void* tagged_alloc(size_t bytes, bool may_pin)
 {
     if (bytes == 0 || bytes > SIZE_MAX - 2 * kHeader) return nullptr;
     Kind kind = pinned;
-    void* base = pinned_alloc(bytes + kHeader);
+    void* base = may_pin ? pinned_alloc(bytes + kHeader) : nullptr;
     if (base == nullptr) {
         kind = aligned;
         base = std::aligned_alloc(kHeader, (bytes + 2 * kHeader - 1) / kHeader * kHeader);
@@ -52,6 +45,18 @@ void* flcc_malloc(size_t bytes)
     h->kind = kind;
     return static_cast<char*>(base) + kHeader;
 }
+
+}  // namespace
+
+void* host_alloc(size_t bytes) { return tagged_alloc(bytes, false); }
+
+}  // namespace flcc
+
+using namespace flcc;
+
+extern "C" {
+
+void* flcc_malloc(size_t bytes) { return tagged_alloc(bytes, true); }
 
 void flcc_free(void* p)
 {

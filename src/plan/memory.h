@@ -20,6 +20,10 @@ bool copy_to_device(void* device_dst, const void* src, size_t bytes);
 void* device_alloc(size_t bytes, int ordinal);
 void device_free(void* p);
 
+// A block that flcc_free frees, in ordinary (never page-locked) host memory: for the library's
+// own results, such as the wisdom text, whose allocation must not go through the CUDA driver.
+void* host_alloc(size_t bytes);
+
 // Page-locked host memory, or nullptr when no usable device (or no CUDA in this build).
 void* pinned_alloc(size_t bytes);
 void pinned_free(void* p);
