@@ -195,6 +195,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ok = ok || r == FLCC_NO_DEVICE || r == FLCC_DEVICE_ERROR;
         if (named && !known) ok = ok || r == FLCC_UNKNOWN_METHOD;
         if (known) ok = ok || r == FLCC_METHOD_NOT_APPLICABLE;
+        /* a solver forced on a platform that is not its own, once a GPU is usable */
+        if (known && o.platform != FLCC_ANY) ok = ok || r == FLCC_INVALID_PLATFORM;
         if (o.rigor == FLCC_WISDOM_ONLY) ok = ok || r == FLCC_WISDOM_MISS;
         if (o.platform != FLCC_HOST) ok = ok || r == FLCC_METHOD_NOT_APPLICABLE;
         if (o.threads > 64) ok = ok || r == FLCC_INVALID_VALUE;   /* a bound on threads */
