@@ -7,9 +7,10 @@
 # (-fno-sanitize-recover=all: the first report stops the run) in build-fuzz/ (FLCC_FUZZ_BUILD
 # names another folder), fuzzes for SECONDS starting from the corpus tests/fuzz/corpus/TARGET/
 # (one job on one core: -jobs=1), then minimises corpus and new inputs together with -merge=1 into
-# the corpus, so that it keeps only inputs that add coverage. A failing input (crash, sanitizer
-# report, failed check, leak, timeout) is saved under build-fuzz/findings/TARGET/ and the script
-# fails. Installs Clang, its runtime libraries and llvm-symbolizer when missing.
+# the corpus, so that it keeps only inputs that add coverage (and those named seed-* or
+# regress-*). A failing input (crash, sanitizer report, failed check, leak, timeout) is saved
+# under build-fuzz/findings/TARGET/ and the script fails. Installs Clang, its runtime libraries
+# and llvm-symbolizer when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: scripts/fuzz.sh plan|exec|wisdom SECONDS"
@@ -20,8 +21,8 @@ case "$target" in plan | exec | wisdom) ;; *) echo "$usage" >&2; exit 2 ;; esac
 scripts/setup-clang.sh
 build=${FLCC_FUZZ_BUILD:-build-fuzz}
 flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer -g"
-# The kernels' straight-line code gains nothing from coverage feedback, and three checks whose
-# instrumentation of it takes minutes to compile add nothing there (see scripts/sanitize.sh).
+# The kernels' straight-line code gains nothing from coverage feedback, nor from three UBSan
+# checks whose instrumentation of it dominates the build's time (see scripts/sanitize.sh).
 kernel_flags="-fno-sanitize=fuzzer-no-link,pointer-overflow,alignment,null"
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFLCC_WITH_CUDA=OFF \
   -DFLCC_FUZZ=ON -DFLCC_BUILD_BENCH=OFF -DFLCC_BUILD_EXAMPLES=OFF \
@@ -57,11 +58,12 @@ if [ "$status" -ne 0 ] || grep -qE 'ERROR: (libFuzzer|AddressSanitizer|LeakSanit
 fi
 
 # Minimise: corpus and new inputs together, into an empty folder, then that is the corpus.
-# Inputs named regress-* (the inputs of fixed findings) stay whatever their coverage.
+# Inputs named seed-* (written by hand) and regress-* (the inputs of fixed findings) stay
+# whatever their coverage.
 "$program" -merge=1 -timeout=60 -rss_limit_mb=4096 "$work/merged" "$corpus" "$work/new" \
   > "$work/merge.log" 2>&1 || { tail -n 30 "$work/merge.log"; exit 1; }
 before=$(ls "$corpus" | wc -l)
-find "$corpus" -maxdepth 1 -type f ! -name 'regress-*' -delete
+find "$corpus" -maxdepth 1 -type f ! -name 'regress-*' ! -name 'seed-*' -delete
 cp -n "$work/merged"/* "$corpus"/
 echo "fuzz: $target corpus $before -> $(ls "$corpus" | wc -l) inputs," \
   "$(du -sk "$corpus" | cut -f1) KiB"
