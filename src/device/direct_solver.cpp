@@ -6,6 +6,7 @@
 #include "device/executor.h"
 #include "device/template_prep.h"
 #include "device/zones.h"
+#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -165,7 +166,7 @@ private:
     bool last_valid_ = false;  // false: the taps came from the host since
 };
 
-class DirectSolver final : public Solver {
+class DirectSolver final : public LegacySolver {
 public:
     explicit DirectSolver(const DirectKernel& k) : k_(k) {}
 

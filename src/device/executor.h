@@ -16,12 +16,17 @@
 
 namespace flcc::device {
 
-class DeviceExecutor : public Executor {
+class DeviceExecutor : public Executor, public DeviceControl {
 public:
     flcc_result execute(const float* image, float* out, int64_t count, MemorySpace space) final;
+    int64_t memory_bytes() const override;
+    DeviceControl* device() final { return this; }
+
     flcc_result set_stream(void* stream) final;
     flcc_result synchronize() final;
-    int64_t memory_bytes() const override;
+    // Executors that prepare device templates on the device override both.
+    bool prepares_device_templates() const override { return false; }
+    flcc_result set_device_template(const float*) override { return FLCC_INVALID_PLATFORM; }
 
 protected:
     explicit DeviceExecutor(const Problem& p) : p_(p) {}

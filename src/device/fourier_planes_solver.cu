@@ -6,6 +6,7 @@
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_planes.cuh"
+#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -199,7 +200,7 @@ private:
     FrameGraph graph_;
 };
 
-class PlanesSolver final : public Solver {
+class PlanesSolver final : public LegacySolver {
 public:
     const char* name() const override { return "device.fourier3.planes"; }
     flcc_platform platform() const override { return FLCC_DEVICE; }

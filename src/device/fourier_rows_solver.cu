@@ -8,6 +8,7 @@
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_rows.cuh"
+#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -118,7 +119,7 @@ private:
     FrameGraph graph_;
 };
 
-class RowsSolver final : public Solver {
+class RowsSolver final : public LegacySolver {
 public:
     const char* name() const override { return "device.fourier3.rows"; }
     flcc_platform platform() const override { return FLCC_DEVICE; }

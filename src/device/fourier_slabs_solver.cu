@@ -13,6 +13,7 @@
 #include "device/executor.h"
 #include "device/kernels/fourier_slabs.cuh"
 #include "device/kernels/slab_window.cuh"
+#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -215,7 +216,7 @@ private:
     FrameGraph graph_;
 };
 
-class SlabsSolver final : public Solver {
+class SlabsSolver final : public LegacySolver {
 public:
     const char* name() const override { return "device.fourier3.slabs"; }
     flcc_platform platform() const override { return FLCC_DEVICE; }

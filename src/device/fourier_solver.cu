@@ -12,6 +12,7 @@
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
 #include "device/template_prep.h"
+#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -426,7 +427,7 @@ private:
     FrameGraph graph_;
 };
 
-class FourierSolver final : public Solver {
+class FourierSolver final : public LegacySolver {
 public:
     FourierSolver(int dim, int edge) : dim_(dim), edge_(edge)
     {

@@ -4,6 +4,7 @@
 #include "host/kernels/kernel_set.h"
 #include "host/thread_pool.h"
 #include "host/tile_runner.h"
+#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -86,7 +87,7 @@ Extent direct_tile(const Problem& p)
     return {8, 16, 128};
 }
 
-class DirectSolver final : public Solver {
+class DirectSolver final : public LegacySolver {
 public:
     // n = 0: generic.
     DirectSolver(int dim, int n) : dim_(dim), n_(n)

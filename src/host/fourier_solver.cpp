@@ -43,6 +43,7 @@
 #include "host/thread_pool.h"
 #include "host/tile_runner.h"
 #include "plan/error.h"
+#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -417,7 +418,7 @@ private:
 constexpr int kSmallestBox[4] = {0, 0, 64, 16};
 constexpr int kLargestBox[4] = {0, 0, 4096, 256};
 
-class FourierSolver final : public Solver {
+class FourierSolver final : public LegacySolver {
 public:
     // box = 0: the whole variant.
     FourierSolver(int dim, int box) : dim_(dim), box_(box)

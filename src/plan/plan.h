@@ -38,5 +38,7 @@ void plan_register(std::shared_ptr<flcc_plan_s> plan);
 std::shared_ptr<flcc_plan_s> plan_acquire(const flcc_plan_s* handle);
 // Removes a handle from the live set; false when it was not live.
 bool plan_release(const flcc_plan_s* handle);
+// FLCC_INVALID_PLAN, with the handle in the detail.
+flcc_result invalid_plan(const flcc_plan_s* handle);
 
 }  // namespace flcc

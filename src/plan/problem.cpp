@@ -1,5 +1,6 @@
 #include "plan/problem.h"
 
+#include "geometry/region.h"
 #include "plan/error.h"
 
 #include <algorithm>
@@ -26,18 +27,21 @@ bool Problem::template_is_cube(int n) const
 std::string Problem::key() const
 {
     static const char* region_names[] = {"full", "same", "valid"};
+    static const char* platform_names[] = {"host", "device", "any"};
     char buf[256];
     if (dim == 2)
-        std::snprintf(buf, sizeof buf, "%s 2d %lldx%lld t%lldx%lld %s %s th%d",
+        std::snprintf(buf, sizeof buf, "%s 2d %lldx%lld t%lldx%lld %s %s th%d %s%s",
                       op == Op::conv ? "conv" : "lcorr", (long long)image[1], (long long)image[2],
                       (long long)templ[1], (long long)templ[2], region_names[region],
-                      type == FLCC_STREAM ? "stream" : "single", threads);
+                      type == FLCC_STREAM ? "stream" : "single", threads,
+                      platform_names[platform], device_resident ? " resident" : "");
     else
-        std::snprintf(buf, sizeof buf, "%s 3d %lldx%lldx%lld t%lldx%lldx%lld %s %s th%d",
+        std::snprintf(buf, sizeof buf, "%s 3d %lldx%lldx%lld t%lldx%lldx%lld %s %s th%d %s%s",
                       op == Op::conv ? "conv" : "lcorr", (long long)image[0], (long long)image[1],
                       (long long)image[2], (long long)templ[0], (long long)templ[1],
                       (long long)templ[2], region_names[region],
-                      type == FLCC_STREAM ? "stream" : "single", threads);
+                      type == FLCC_STREAM ? "stream" : "single", threads,
+                      platform_names[platform], device_resident ? " resident" : "");
     return buf;
 }
 
@@ -133,20 +137,14 @@ flcc_result make_problem(Problem& p, int op, int dim, flcc_size image, flcc_size
 
     q.region = static_cast<flcc_region>(region);
     for (int a = 0; a < 3; ++a) {
-        const int64_t s = q.image[a], t = q.templ[a];
-        switch (q.region) {
-        case FLCC_FULL: q.out[a] = s + t - 1; q.pad[a] = t - 1; break;
-        case FLCC_SAME: q.out[a] = s; q.pad[a] = (t - 1) - (t - 1) / 2; break;
-        case FLCC_VALID:
-            if (t > s)
-                return fail(FLCC_INVALID_SIZE,
-                            "template %s larger than image %s for the VALID region (axis %s)",
-                            ExtentText(dim, q.templ).text, ExtentText(dim, q.image).text,
-                            axis_name(dim, a));
-            q.out[a] = s - t + 1;
-            q.pad[a] = 0;
-            break;
-        }
+        if (q.region == FLCC_VALID && q.templ[a] > q.image[a])
+            return fail(FLCC_INVALID_SIZE,
+                        "template %s larger than image %s for the VALID region (axis %s)",
+                        ExtentText(dim, q.templ).text, ExtentText(dim, q.image).text,
+                        axis_name(dim, a));
+        const geometry::AxisRegion r = geometry::axis_region(q.region, q.image[a], q.templ[a]);
+        q.out[a] = r.out;
+        q.pad[a] = r.pad;
         if (q.out[a] > INT_MAX)
             return fail(FLCC_INVALID_SIZE, "output %s = %lld (image + template - 1): more than INT_MAX",
                         axis_name(dim, a), (long long)q.out[a]);
@@ -168,6 +166,7 @@ flcc_result make_problem(Problem& p, int op, int dim, flcc_size image, flcc_size
 
     q.type = static_cast<flcc_type>(type);
     q.threads = o.threads == 0 ? hardware_threads() : o.threads;
+    q.platform = static_cast<flcc_platform>(platform);
     q.device = o.device;
     q.check_finite = o.check_finite != 0;
     q.device_resident = o.device_resident != 0;

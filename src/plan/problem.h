@@ -28,6 +28,7 @@ struct Problem {
     flcc_region region = FLCC_FULL;
     flcc_type type = FLCC_SINGLE;
     int threads = 1;            // resolved (never 0)
+    flcc_platform platform = FLCC_ANY;   // where it may run
     int device = -1;
     bool check_finite = true;
     bool device_resident = false;   // the planner times GPU solvers on device data
@@ -38,7 +39,8 @@ struct Problem {
     bool is_3d() const { return dim == 3; }
     bool template_is_cube(int n) const;   // n x n (2D) or n x n x n (3D)
 
-    // A stable text form, e.g. "lcorr 2d 2000x2000 t16x16 full single th2"; the wisdom key.
+    // A stable text form, e.g. "lcorr 2d 2000x2000 t16x16 full single th2 any": the wisdom key
+    // (the problem, where it may run, and " resident" when its data lives on the device).
     std::string key() const;
 };
 
