@@ -88,9 +88,11 @@ done
 step "ASan + UBSan build"
 asan="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 # C programs linked with the instrumented libflcc.so need UBSan's C++ runtime (the library's
-# vptr checks), which needs libstdc++.
+# vptr checks), which needs libstdc++: linked as a shared library (so its place on the command
+# line does not matter) and kept (--no-as-needed), also in CMake's compiler checks.
+cxx_runtime="-fsanitize-link-c++-runtime -Wl,--push-state,--no-as-needed -lstdc++ -Wl,--pop-state"
 cmake -S . -B build-asan "${common[@]}" -DCMAKE_C_FLAGS="$asan" -DCMAKE_CXX_FLAGS="$asan" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize-link-c++-runtime" -DCMAKE_C_STANDARD_LIBRARIES="-lstdc++" \
+  -DCMAKE_EXE_LINKER_FLAGS="$cxx_runtime" \
   -DFLCC_KERNEL_EXTRA_FLAGS="$kernel_ubsan" > /dev/null
 cmake --build build-asan -j "$jobs"
 step "ASan + UBSan tests"

@@ -1,12 +1,12 @@
-// The CUDA runtime seen by the rest of the library: is a device usable, and page-locked host
-// memory for flcc_malloc. A machine without a GPU or driver is normal: every query answers "no"
-// and nothing is printed.
-#include "plan/memory.h"
-#include "plan/planner.h"
+// The CUDA runtime services of the device backend (plan/backend.h's DeviceRuntime): is a
+// device usable, where a pointer lives, copies, device memory and page-locked host memory for
+// flcc_malloc. A machine without a GPU or driver is normal: every query answers "no" and
+// nothing is printed.
+#include "device/runtime.h"
 
 #include <cuda_runtime.h>
 
-namespace flcc {
+namespace flcc::device {
 
 namespace {
 
@@ -26,7 +26,7 @@ int device_count()
 
 }  // namespace
 
-bool device_available(int ordinal)
+bool CudaRuntime::available(int ordinal) const
 {
     const int n = device_count();
     if (n == 0) return false;
@@ -41,7 +41,7 @@ bool device_available(int ordinal)
     return ordinal < n;
 }
 
-void* pinned_alloc(size_t bytes)
+void* CudaRuntime::pinned_alloc(size_t bytes) const
 {
     if (device_count() == 0) return nullptr;
     void* p = nullptr;
@@ -52,9 +52,9 @@ void* pinned_alloc(size_t bytes)
     return p;
 }
 
-void pinned_free(void* p) { cudaFreeHost(p); }
+void CudaRuntime::pinned_free(void* p) const { cudaFreeHost(p); }
 
-MemorySpace memory_space(const void* p)
+MemorySpace CudaRuntime::memory_space(const void* p) const
 {
     if (device_count() == 0 || p == nullptr) return MemorySpace::host;
     cudaPointerAttributes a;
@@ -67,14 +67,14 @@ MemorySpace memory_space(const void* p)
                                                                              : MemorySpace::host;
 }
 
-bool copy_to_host(void* dst, const void* src, size_t bytes)
+bool CudaRuntime::copy_to_host(void* dst, const void* src, size_t bytes) const
 {
     if (cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) == cudaSuccess) return true;
     cudaGetLastError();
     return false;
 }
 
-bool copy_to_device(void* dst, const void* src, size_t bytes)
+bool CudaRuntime::copy_to_device(void* dst, const void* src, size_t bytes) const
 {
     // From pageable memory cudaMemcpy may return before its DMA ends, on the legacy stream that
     // the plans' non-blocking streams do not wait for: the copy is complete on return.
@@ -85,9 +85,9 @@ bool copy_to_device(void* dst, const void* src, size_t bytes)
     return false;
 }
 
-void* device_alloc(size_t bytes, int ordinal)
+void* CudaRuntime::device_alloc(size_t bytes, int ordinal) const
 {
-    if (!device_available(ordinal)) return nullptr;
+    if (!available(ordinal)) return nullptr;
     int previous = 0;
     cudaGetDevice(&previous);
     if (ordinal >= 0) cudaSetDevice(ordinal);
@@ -100,6 +100,16 @@ void* device_alloc(size_t bytes, int ordinal)
     return p;
 }
 
-void device_free(void* p) { cudaFree(p); }
+void CudaRuntime::device_free(void* p) const { cudaFree(p); }
 
-}  // namespace flcc
+std::string gpu_signature()
+{
+    int dev = 0;
+    cudaDeviceProp prop;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
+        return std::string(" gpu=") + prop.name + " sm" + std::to_string(prop.major * 10 + prop.minor);
+    cudaGetLastError();
+    return std::string();
+}
+
+}  // namespace flcc::device

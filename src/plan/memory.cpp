@@ -1,4 +1,5 @@
 #include "flcc.h"
+#include "plan/backend.h"
 #include "plan/memory.h"
 
 #include <cstdint>
@@ -6,15 +7,55 @@
 
 namespace flcc {
 
-#ifndef FLCC_HAVE_CUDA
-void* pinned_alloc(size_t) { return nullptr; }
-void pinned_free(void*) {}
-MemorySpace memory_space(const void*) { return MemorySpace::host; }
-bool copy_to_host(void*, const void*, size_t) { return false; }
-bool copy_to_device(void*, const void*, size_t) { return false; }
-void* device_alloc(size_t, int) { return nullptr; }
-void device_free(void*) {}
-#endif
+// The device services go to the device backend's runtime; without one, every pointer is host
+// memory and nothing is on a device.
+bool device_available(int ordinal)
+{
+    const DeviceRuntime* r = device_runtime();
+    return r != nullptr && r->available(ordinal);
+}
+
+MemorySpace memory_space(const void* p)
+{
+    const DeviceRuntime* r = device_runtime();
+    return r != nullptr ? r->memory_space(p) : MemorySpace::host;
+}
+
+bool copy_to_host(void* dst, const void* src, size_t bytes)
+{
+    const DeviceRuntime* r = device_runtime();
+    return r != nullptr && r->copy_to_host(dst, src, bytes);
+}
+
+bool copy_to_device(void* dst, const void* src, size_t bytes)
+{
+    const DeviceRuntime* r = device_runtime();
+    return r != nullptr && r->copy_to_device(dst, src, bytes);
+}
+
+void* device_alloc(size_t bytes, int ordinal)
+{
+    const DeviceRuntime* r = device_runtime();
+    return r != nullptr ? r->device_alloc(bytes, ordinal) : nullptr;
+}
+
+void device_free(void* p)
+{
+    const DeviceRuntime* r = device_runtime();
+    if (r != nullptr && p != nullptr) r->device_free(p);
+}
+
+void* pinned_alloc(size_t bytes)
+{
+    const DeviceRuntime* r = device_runtime();
+    return r != nullptr ? r->pinned_alloc(bytes) : nullptr;
+}
+
+void pinned_free(void* p)
+{
+    const DeviceRuntime* r = device_runtime();
+    if (r != nullptr && p != nullptr) r->pinned_free(p);
+}
 
 namespace {
 

@@ -1,6 +1,7 @@
 // Memory as the plan layer sees it: host memory for users (flcc_malloc) and the wisdom text, and
-// the few device-memory services the plan layer needs (telling pointers apart, staging copies).
-// The device module implements them when the build has CUDA; otherwise every pointer is host.
+// the few device services the plan layer needs (is a device usable, telling pointers apart,
+// staging copies). A device backend's runtime answers them (plan/backend.h); without one, no
+// device is usable and every pointer is host memory.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +9,9 @@
 namespace flcc {
 
 enum class MemorySpace { host, device };
+
+// True when a device with this ordinal (-1: the current one) is usable.
+bool device_available(int ordinal);
 
 // Where `p` points. Host includes page-locked host memory.
 MemorySpace memory_space(const void* p);

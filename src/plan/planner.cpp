@@ -1,6 +1,7 @@
 #include "plan/planner.h"
 
 #include "plan/error.h"
+#include "plan/memory.h"
 #include "plan/registry.h"
 #include "plan/timing.h"
 #include "plan/wisdom.h"
@@ -14,10 +15,6 @@
 #include <vector>
 
 namespace flcc {
-
-#ifndef FLCC_HAVE_CUDA
-bool device_available(int) { return false; }
-#endif
 
 namespace {
 
@@ -72,6 +69,9 @@ flcc_result plan_forced(flcc_plan_s& plan, const char* method, bool device_ok)
 {
     const Problem& p = plan.problem;
     const Solver* s = find_solver(method);
+    if (s == nullptr && solver_of_missing_backend(method))
+        return fail(FLCC_NO_DEVICE, "options.method = \"%s\": a GPU solver, and the CUDA backend "
+                    "cannot be loaded here", method);
     if (s == nullptr)
         return fail(FLCC_UNKNOWN_METHOD, "options.method = \"%s\": no solver of this build", method);
     if (!on_platform(*s, p.platform, device_ok)) {

@@ -11,7 +11,4 @@ namespace flcc {
 
 flcc_result plan_solver(flcc_plan_s& plan, const flcc_options& opts);
 
-// True when a CUDA device with this ordinal (-1: the current one) is usable.
-bool device_available(int ordinal);
-
 }  // namespace flcc

@@ -8,15 +8,7 @@ const SolverList& all_solvers()
 {
     static const SolverList list = [] {
         SolverList l;
-#ifdef FLCC_HAVE_HOST
-        register_host_direct(l);
-#ifdef FLCC_HAVE_FFTW
-        register_host_fourier(l);
-#endif
-#endif
-#ifdef FLCC_HAVE_CUDA
-        register_device_solvers(l);
-#endif
+        for (const Backend* b : backends()) b->add_solvers(l);
         return l;
     }();
     return list;

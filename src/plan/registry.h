@@ -1,24 +1,15 @@
-// The solver registry: one table of every solver compiled into this build, assembled from the
-// solver families (each family exports one register function, like FFTW's solvtab).
+// The solver registry: one table of every solver of the backends present (plan/backend.h),
+// like FFTW's solvtab.
 #pragma once
 
-#include "plan/solver.h"
-
-#include <vector>
+#include "plan/backend.h"
 
 namespace flcc {
 
-using SolverList = std::vector<const Solver*>;
-
-// Every solver of this build, in a fixed order (host before device, direct before Fourier).
+// Every solver present, in a fixed order (host before device, direct before Fourier).
 const SolverList& all_solvers();
 
 // The solver with this name, or nullptr.
 const Solver* find_solver(const char* name);
-
-// Family register functions (defined by the families compiled into this build).
-void register_host_direct(SolverList& list);
-void register_host_fourier(SolverList& list);
-void register_device_solvers(SolverList& list);
 
 }  // namespace flcc
