@@ -57,13 +57,17 @@ sanitize() {
         extra=""
         [ "$tool" = memcheck ] && extra="--leak-check full"
         compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
-            build-gpu/tests/test_device_solvers "[stream],GPU and CPU agree,[sanitize]" || rc=1
+            build-gpu/tests/test_device_api "[stream]" || rc=1
+        compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
+            build-gpu/tests/test_device_all_solvers "GPU and CPU agree" || rc=1
+        compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
+            build-gpu/tests/test_device_fourier3d "[sanitize]" || rc=1
     done
     # The out-of-memory cases under memcheck: their cudaMalloc failures are provoked on purpose,
     # so API errors are not reported there; memory errors and leaks are.
     echo "== memcheck [memory]"
     compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
-        build-gpu/tests/test_device_solvers "[memory]" || rc=1
+        build-gpu/tests/test_device_api "[memory]" || rc=1
     return $rc
 }
 want sanitizer && { step "compute-sanitizer" sanitizer.log sanitize || ok=1; }

@@ -10,8 +10,8 @@ namespace {
 // The background's column means use every kColumnStride-th row.
 constexpr int64_t kColumnStride = 4;
 
-// |dN| <= kFftError u sqrt(log2 V) rms(box). Measured on the worst data classes (flat panels by
-// a step, few image values by the padding): up to 2; doubled for margin.
+// |dN| <= kFftError u sqrt(log2 V) rms(box): twice the constant the worst data classes (flat
+// panels by a step, few image values by the padding) need, for margin.
 constexpr double kFftError = 4;
 // Coefficients whose predicted error exceeds this are recomputed (the contract allows 1e-5).
 constexpr double kTargetError = 1e-6;

@@ -25,8 +25,8 @@ namespace flcc::host {
 
 // Moves the rounding residual of the taps' sum onto the smallest taps that can take it, so
 // that the float taps sum to 0 (or ~1e-12), changing no tap by more than the residual.
-// Without it, a window far from its box's mean (a ramp at a box's edge) carried
-// (window mean - box mean) x sum: 6e-4 in r.
+// Otherwise a window far from its box's mean (a ramp at a box's edge) carries
+// (window mean - box mean) x sum into r.
 void make_zero_sum(float* taps, int64_t n);
 
 // Sums of the template along each axis ("marginals": marg[0][a] = sum over rows and columns

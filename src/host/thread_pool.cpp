@@ -24,8 +24,8 @@ namespace {
 constexpr auto kWatch = std::chrono::microseconds(50);
 
 // One look while watching. Yielding, not spinning: a watcher that shares its core with the
-// thread it waits for hands the core over at once. Spinning with pause there took the core from
-// the caller for the whole watch: runs of 20 us took 90 (planner map, convolution 128^2, 2x2).
+// thread it waits for hands the core over at once, where a spinning one would hold it from the
+// caller for the whole watch.
 inline void watch_pause() { std::this_thread::yield(); }
 
 using Job = TaskRef;
@@ -87,7 +87,7 @@ public:
         run_tasks(0);
         // Every task is taken: wait only for the workers that joined (they are finishing
         // theirs); one still waking up finds the job closed and stays out. Waiting for every
-        // worker to wake cost a small frame tens of microseconds of scheduling latency on a
+        // worker to wake would add the scheduler's wake-up latency to every small frame on a
         // loaded machine. The last tasks usually end together: watch them end before sleeping.
         const auto until = std::chrono::steady_clock::now() + kWatch;
         while (active_.load(std::memory_order_acquire) != 0 &&

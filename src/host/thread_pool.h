@@ -3,20 +3,18 @@
 // the door to those workers. parallel_for hands out task indices through an atomic counter, and
 // the calling thread works too, so a plan of n threads uses n - 1 workers.
 //
-// Why one set for all plans: with a set per plan, the idle workers of one plan kept the cores
-// busy (or the scheduler placed them on the caller's core) while another plan ran, and which
-// plan of a program ran at full speed depended on the order its threads were made: on a 2-core
-// VM, of two plans of one problem made in turn, one ran every exec at two-thread speed and the
-// other at one-thread speed, deterministically (LCC 64^2, 4x4: 18 against 34 us), and the
-// planner's timings followed whichever plan it had made first.
+// Why one set for all plans: with a set per plan, the idle workers of one plan keep the cores
+// busy (or the scheduler places them on the caller's core) while another plan runs, so which
+// plan of a program runs at full speed depends on the order its threads were made (of two plans
+// of one problem made in turn, one runs at two-thread speed and the other at one-thread speed),
+// and the planner's timings follow whichever plan it made first.
 //
 // The workers serve one parallel_for at a time. A second caller meanwhile (another plan executed
 // from another thread: distinct plans may execute concurrently) runs its tasks on its own thread
 // rather than wait. The caller waits only for workers that joined a job, not for those still
 // waking up when it is done. A worker that finished a job watches for the next one for a short
 // while before it sleeps: frames executed back to back then start on every thread at once
-// instead of after the scheduler's wake-up latency (on a 2-core VM up to ~0.1 ms, a small frame
-// was then often done by the calling thread alone).
+// instead of after the scheduler's wake-up latency, which can exceed a small frame's work.
 //
 // Nothing here allocates once the workers run: a job is a non-owning reference to the caller's
 // callable (TaskRef), so executing a plan never fails for want of memory in the pool.

@@ -211,8 +211,8 @@ __global__ void __launch_bounds__(C::threads, LCORR ? C::min_blocks_lcorr : C::m
     //    statistics and the centring over float4s of it), so that every thread has elements
     //    whatever the box's width, and the index arithmetic of an element is a few integer
     //    operations: box extents are compile-time constants in the specialised kernels, so the
-    //    divisions below are multiplications. (One warp per box row, as before, spent more
-    //    instructions on each row's indices than on its elements: 57% of the 4x4 LCC kernel.)
+    //    divisions below are multiplications. (One warp per box row would spend more
+    //    instructions on each row's indices than on its elements.)
     //    Image values are asynchronous copies straight into shared memory (cp.async: the whole
     //    box in flight at once, no registers held); padding and the columns past the box are
     //    written as zeros.
@@ -233,8 +233,8 @@ __global__ void __launch_bounds__(C::threads, LCORR ? C::min_blocks_lcorr : C::m
     };
     // Whole float4s of an image row go as one 16-byte copy when the row's start in the image is
     // 16-byte aligned (interior tiles of frames whose rows are whole float4s); the rest, padding
-    // and image edges, element by element. (One copy per element was ~12% of the 4x4 LCC
-    // kernel's instructions.)
+    // and image edges, element by element (one copy per element costs small kernels a large
+    // share of their instructions).
     float4* x4 = reinterpret_cast<float4*>(x);   // rows of xs floats, xs a multiple of 4
     const bool aligned = ((reinterpret_cast<uintptr_t>(image) & 15) | (p.S[2] & 3) | (b2 & 3)) == 0;
     for (int e = tid; e < rows * xs4; e += C::threads) {

@@ -259,7 +259,8 @@ __device__ inline float coefficient(float num, double s1, double s2, const TileM
     const float d = dn > limit ? float(dn * inv_n) : 0.f;
     const float v = d >= FLT_MIN ? num * rsqrt_normal(d) : 0.f;
     // s1^2 > 1024 dn, as p1 = s1^2 + dn (a threshold: its rounding does not matter); bitwise,
-    // without branches (this function is ~15% of the 4x4 LCC kernel's instructions).
+    // without branches (this function runs once per output, a large share of the small LCC
+    // kernels' instructions).
     redo = (dn > limit) & (p1 > 1025.0 * dn) | (dn <= limit) & (s2 > 0) & (s2 < t.small);
     return fminf(fmaxf(v, -1.f), 1.f);
 }

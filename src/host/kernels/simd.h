@@ -125,9 +125,8 @@ FLCC_INLINE vf vrsqrt(vf d)
     return y * (splat(1.5f) - splat(0.5f) * d * y * y);
 }
 
-// Two half-width float vectors joined into one, in registers. (Through memory, as two
-// half-width stores read back by one full-width load, it defeated store-to-load forwarding:
-// that stall was ~7% of a 16x16 direct LCC frame on AVX2.)
+// Two half-width float vectors joined into one, in registers: through memory, two half-width
+// stores read back by one full-width load defeat store-to-load forwarding and stall.
 FLCC_INLINE vf join(vfh lo, vfh hi)
 {
 #if FLCC_VECTOR_BYTES == 64

@@ -90,9 +90,9 @@ __attribute__((noinline)) inline vf recompute_far(const LccPlaneArgs& a, int64_t
 // Q[c+1] = V[0] + ... + V[c].
 // The scan's carry is a serial chain (an addition, then a broadcast of the last lane), so two
 // vectors are scanned per step: the second one's lane prefix takes the first one's total off
-// the chain, and the carry is added to both. (One vector per step, the chain bound the loop:
-// ~40% of the LCC finalisation of a 16x16 direct frame on AVX2.) Each Q still sums its terms
-// in at most len + 2 additions, as guard_factor (host/tile_runner.cpp) assumes.
+// the chain, and the carry is added to both. (With one vector per step, the chain bounds the
+// loop.) Each Q still sums its terms in at most len + 2 additions, as guard_factor
+// (host/tile_runner.cpp) assumes.
 template <class Row>
 FLCC_INLINE void step_and_scan(const Row add, const Row sub, int64_t width, double* __restrict v1,
                                double* __restrict v2, double* __restrict q1,
