@@ -43,7 +43,6 @@
 #include "host/thread_pool.h"
 #include "host/tile_runner.h"
 #include "plan/error.h"
-#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -199,9 +198,10 @@ void add_background(float* __restrict x, int64_t n, double base, const double* _
 
 class FourierExecutor final : public Executor, private Numerator {
 public:
-    FourierExecutor(const Problem& p, const Extent& tile, bool whole)
-        : p_(p), ks_(select_kernel_set()), runner_(p, ks_, tile, 1, 1), cut_(p, runner_.layout(), whole),
-          pool_(cut_.pool_threads), fft_pool_(cut_.fft_threads), taps_(p.templ_elems())
+    // `runner` and `cut`: the candidate's layout (FourierCandidate).
+    FourierExecutor(const Problem& p, const TileRunner& runner, const Cut& cut)
+        : p_(p), ks_(runner.kernel_set()), runner_(runner), cut_(cut), pool_(cut_.pool_threads),
+          fft_pool_(cut_.fft_threads), taps_(p.templ_elems())
     {
         for (int t = 0; t < pool_.size(); ++t) {
             scratch_.push_back(runner_.make_scratch());
@@ -418,43 +418,50 @@ private:
 constexpr int kSmallestBox[4] = {0, 0, 64, 16};
 constexpr int kLargestBox[4] = {0, 0, 4096, 256};
 
-class FourierSolver final : public LegacySolver {
+// The largest output tile of a variant of largest box `box` (0: whole): per axis the whole
+// output when its box fits the variant's limit, else limit - T + 1 (false when the limit is not
+// above the template).
+bool tile_of(const Problem& p, int box, Extent& tile)
+{
+    for (int a = 0; a < 3; ++a) {
+        const int64_t limit = box == 0 || (p.dim == 2 && a == 0) ? INT64_MAX : box;
+        if (p.out[a] + p.templ[a] - 1 <= limit)
+            tile[a] = p.out[a];
+        else if (limit > p.templ[a])
+            tile[a] = limit - p.templ[a] + 1;
+        else
+            return false;
+    }
+    return true;
+}
+
+// A variant's plan for one problem: its tile pipeline (with the tile layout) and its cut into
+// FFT shapes, made once and handed to the executor.
+class FourierCandidate final : public Candidate {
 public:
-    // box = 0: the whole variant.
-    FourierSolver(int dim, int box) : dim_(dim), box_(box)
+    FourierCandidate(const Problem& p, int box, const Extent& tile)
+        : p_(p), box_(box), runner_(p, select_kernel_set(), tile, 1, 1),
+          cut_(p, runner_.layout(), box == 0)
     {
-        name_ = "host.fourier" + std::to_string(dim) + "." +
-                (box ? "t" + std::to_string(box) : std::string("whole"));
     }
 
-    const char* name() const override { return name_.c_str(); }
-    flcc_platform platform() const override { return FLCC_HOST; }
-
-    bool applicable(const Problem& p) const override
-    {
-        if (p.dim != dim_) return false;
-        Extent tile;
-        if (!tile_of(p, tile)) return false;
-        const TileRunner runner(p, select_kernel_set(), tile, 1, 1);
-        return Cut(p, runner.layout(), box_ == 0).fft_bytes <= kFftBudgetBytes;
-    }
+    bool within_budget() const { return cut_.fft_bytes <= kFftBudgetBytes; }
 
     // The variant of half this box (registered before it) leaves every axis untiled too when
     // each axis's box fits half of it: same tiles, same FFT sizes, same computation.
-    bool repeats_smaller_variant(const Problem& p) const override
+    bool repeats_smaller_variant() const override
     {
-        if (box_ == 0 || box_ <= kSmallestBox[dim_]) return false;
-        for (int a = dim_ == 2 ? 1 : 0; a < 3; ++a)
+        const Problem& p = p_;
+        if (box_ == 0 || box_ <= kSmallestBox[p.dim]) return false;
+        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a)
             if (p.out[a] + p.templ[a] - 1 > box_ / 2) return false;
         return true;
     }
 
-    double estimate_seconds(const Problem& p) const override
+    double estimate_seconds() const override
     {
-        Extent tile;
-        if (!tile_of(p, tile)) return 1e30;
-        const TileRunner runner(p, select_kernel_set(), tile, 1, 1);
-        const Cut cut(p, runner.layout(), box_ == 0);
+        const Problem& p = p_;
+        const Cut& cut = cut_;
         const CostModel m;
         double fft = 0, filters = 0;
         for (size_t i = 0; i < cut.shapes.size(); ++i) {
@@ -464,7 +471,7 @@ public:
         if (p.type == FLCC_STREAM) filters = 0;
         // The pipeline gathers whole boxes, short tiles included (and in 3D LCC makes sums
         // over the template's planes on whole box planes).
-        const TileLayout& l = runner.layout();
+        const TileLayout& l = runner_.layout();
         double rows = 0, planes = 0;
         for (const Segment& s : l.segments[0]) {
             rows += double(s.length + p.templ[0] - 1);
@@ -487,12 +494,10 @@ public:
         return (fft + filters + pipeline) / cut.pool_threads;
     }
 
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    flcc_result create(std::unique_ptr<Executor>& out) const override
     {
-        Extent tile;
-        if (!tile_of(p, tile)) return FLCC_METHOD_NOT_APPLICABLE;
         try {
-            out = std::make_unique<FourierExecutor>(p, tile, box_ == 0);
+            out = std::make_unique<FourierExecutor>(p_, runner_, cut_);
         } catch (const std::bad_alloc&) {
             return FLCC_ALLOC_FAILED;
         }
@@ -500,22 +505,35 @@ public:
     }
 
 private:
-    // The largest output tile: per axis the whole output when its box fits the variant's
-    // limit, else limit - T + 1 (false when the limit is not above the template).
-    bool tile_of(const Problem& p, Extent& tile) const
+    Problem p_;
+    int box_;
+    TileRunner runner_;
+    Cut cut_;
+};
+
+class FourierSolver final : public Solver {
+public:
+    // box = 0: the whole variant.
+    FourierSolver(int dim, int box) : dim_(dim), box_(box)
     {
-        for (int a = 0; a < 3; ++a) {
-            const int64_t limit = box_ == 0 || (dim_ == 2 && a == 0) ? INT64_MAX : box_;
-            if (p.out[a] + p.templ[a] - 1 <= limit)
-                tile[a] = p.out[a];
-            else if (limit > p.templ[a])
-                tile[a] = limit - p.templ[a] + 1;
-            else
-                return false;
-        }
-        return true;
+        name_ = "host.fourier" + std::to_string(dim) + "." +
+                (box ? "t" + std::to_string(box) : std::string("whole"));
     }
 
+    const char* name() const override { return name_.c_str(); }
+    flcc_platform platform() const override { return FLCC_HOST; }
+
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
+    {
+        if (p.dim != dim_) return nullptr;
+        Extent tile;
+        if (!tile_of(p, box_, tile)) return nullptr;
+        auto c = std::make_unique<FourierCandidate>(p, box_, tile);
+        if (!c->within_budget()) return nullptr;
+        return c;
+    }
+
+private:
     int dim_, box_;
     std::string name_;
 };
