@@ -12,7 +12,6 @@
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
 #include "device/template_prep.h"
-#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -124,7 +123,8 @@ struct Group {
 
 class FourierExecutor final : public DeviceExecutor {
 public:
-    FourierExecutor(const Problem& p, int edge) : DeviceExecutor(p), edge_(edge) {}
+    // `tiles`: the candidate's layout (plan_tiles).
+    FourierExecutor(const Problem& p, const TilePlan& tiles) : DeviceExecutor(p), tiles_(tiles) {}
 
     flcc_result create()
     {
@@ -141,7 +141,7 @@ public:
 
         // Tiles grouped by FFT box (see plan_tiles).
         std::map<std::array<int, 3>, size_t> index;
-        for (const auto& [F, t] : plan_tiles(p_, edge_).tiles) {
+        for (const auto& [F, t] : tiles_.tiles) {
             auto it = index.find(F);
             if (it == index.end()) {
                 it = index.emplace(F, groups_.size()).first;
@@ -417,7 +417,7 @@ private:
                                     [this](cudaStream_t c) { return enqueue_groups(c); });
     }
 
-    int edge_;
+    TilePlan tiles_;
     int tap_row_ = 4;
     DeviceBuffer slot_, taps_, tap_sum_;
     PinnedBuffer staged_;   // template uploads: taps, then their sum
@@ -427,7 +427,42 @@ private:
     FrameGraph graph_;
 };
 
-class FourierSolver final : public LegacySolver {
+// The largest box a variant of box edge `edge` transforms: per axis the edge, or less when the
+// whole axis needs less.
+double largest_box(const Problem& p, int edge)
+{
+    double box = 1;
+    for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge, p.out[a] + p.templ[a] - 1));
+    return box;
+}
+
+class FourierCandidate final : public Candidate {
+public:
+    FourierCandidate(const Problem& p, int edge, TilePlan tiles) : p_(p), edge_(edge), tiles_(std::move(tiles)) {}
+
+    // ~5 n log2 n flops per transform at ~15 TFLOP/s effective, two transforms per tile, plus
+    // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~15 us per group (about ten
+    // graph nodes); host-resident frames add their transfers, overlapped.
+    double estimate_seconds() const override
+    {
+        const double box = largest_box(p_, edge_);
+        const double flops = 2 * 5 * tiles_.volume * std::log2(std::max(2.0, box));
+        double t = flops / 15e12 + 60 * tiles_.volume / 2.5e12 + 15e-6 * tiles_.groups + 10e-6;
+        return with_host_transfers(p_, t);
+    }
+
+    flcc_result create(std::unique_ptr<Executor>& out) const override
+    {
+        return make_device_executor<FourierExecutor>(out, p_, tiles_);
+    }
+
+private:
+    Problem p_;
+    int edge_;
+    TilePlan tiles_;
+};
+
+class FourierSolver final : public Solver {
 public:
     FourierSolver(int dim, int edge) : dim_(dim), edge_(edge)
     {
@@ -437,37 +472,20 @@ public:
     const char* name() const override { return name_.c_str(); }
     flcc_platform platform() const override { return FLCC_DEVICE; }
 
-    bool applicable(const Problem& p) const override
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
     {
-        if (p.dim != dim_) return false;
+        if (p.dim != dim_) return nullptr;
         for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) {
-            if (p.templ[a] >= edge_) return false;   // a box must hold more than the template
+            if (p.templ[a] >= edge_) return nullptr;   // a box must hold more than the template
             // A box far larger than the whole problem needs is the next variant's business.
-            if (edge_ > 2 * fast_size(int(p.out[a] + p.templ[a] - 1)) && edge_ > 2 * int(p.templ[a] + 1)) return false;
+            if (edge_ > 2 * fast_size(int(p.out[a] + p.templ[a] - 1)) && edge_ > 2 * int(p.templ[a] + 1)) return nullptr;
         }
         // Buffers stay within a sane budget (8 GiB): ~60 bytes per transformed box element
         // (input, spectrum, output, window sums); a single box within int.
-        double box = 1;
-        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
-        return box < double(1 << 30) && plan_tiles(p, edge_).volume * 60 < 8.0 * (1 << 30);
-    }
-
-    // ~5 n log2 n flops per transform at ~15 TFLOP/s effective, two transforms per tile, plus
-    // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~15 us per group (about ten
-    // graph nodes); host-resident frames add their transfers, overlapped.
-    double estimate_seconds(const Problem& p) const override
-    {
-        const TilePlan plan = plan_tiles(p, edge_);
-        double box = 1;
-        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
-        const double flops = 2 * 5 * plan.volume * std::log2(std::max(2.0, box));
-        double t = flops / 15e12 + 60 * plan.volume / 2.5e12 + 15e-6 * plan.groups + 10e-6;
-        return with_host_transfers(p, t);
-    }
-
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
-    {
-        return make_device_executor<FourierExecutor>(out, p, edge_);
+        if (largest_box(p, edge_) >= double(1 << 30)) return nullptr;
+        TilePlan tiles = plan_tiles(p, edge_);
+        if (tiles.volume * 60 >= 8.0 * (1 << 30)) return nullptr;
+        return std::make_unique<FourierCandidate>(p, edge_, std::move(tiles));
     }
 
 private:
