@@ -24,7 +24,7 @@
 #pragma once
 
 #include "device/kernels/fft32.h"
-#include "device/kernels/fourier_planes.cuh"
+#include "device/kernels/fourier3_frame.cuh"
 
 #include <cuda_pipeline.h>
 

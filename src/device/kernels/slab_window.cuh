@@ -29,7 +29,7 @@
 // slab_window_guard counts the block's chunk of running steps.
 #pragma once
 
-#include "device/kernels/fourier_planes.cuh"
+#include "device/kernels/fourier3_frame.cuh"
 #include "device/kernels/slab_layout.h"
 
 namespace flcc::device {
