@@ -1,6 +1,7 @@
-// The GPU direct solvers: one per generated kernel (src/device/direct_kernels.h), i.e. square
-// templates 2..32 and cubic 2..8 specialised, plus a generic kernel per dimension for any
-// template whose input tile fits shared memory. Convolution and LCC share the kernels.
+// The GPU direct solvers: one per generated kernel (src/device/direct_kernels.h), i.e. the
+// square and cubic template sizes of geometry/specialised_sizes.def specialised, plus a generic
+// kernel per dimension for any template whose input tile fits shared memory. Convolution and LCC
+// share the kernels.
 #include "device/device_properties.h"
 #include "device/direct_kernels.h"
 #include "device/executor.h"

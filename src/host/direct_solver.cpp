@@ -1,6 +1,8 @@
 // The host direct solvers: the numerator is a register-blocked spatial correlation per tile.
-// One solver per specialised size (square 2..32 in 2D, cubic 2..10 in 3D, the 3D ones running
-// the square kernel of their size on each template slice) plus a generic one per dimension.
+// One solver per specialised size (geometry/specialised_sizes.def: square in 2D, cubic in 3D,
+// the 3D ones running the square kernel of their size on each template slice) plus a generic
+// one per dimension.
+#include "geometry/specialised_sizes.h"
 #include "host/kernels/kernel_set.h"
 #include "host/thread_pool.h"
 #include "host/tile_runner.h"
@@ -125,6 +127,12 @@ private:
     Extent tile_;
 };
 
+// Both lists run the kernel set's square kernels (KernelSet::square[n]).
+constexpr int kSquareKernels = int(sizeof(KernelSet::square) / sizeof(KernelSet::square[0]));
+static_assert(geometry::kHostDirect2D.first >= 2 && geometry::kHostDirect2D.last < kSquareKernels &&
+                  geometry::kHostDirect3D.first >= 2 && geometry::kHostDirect3D.last < kSquareKernels,
+              "every specialised host size has a square kernel");
+
 class DirectSolver final : public Solver {
 public:
     // n = 0: generic.
@@ -158,9 +166,11 @@ void register_host_direct(SolverList& list)
 {
     static std::vector<std::unique_ptr<host::DirectSolver>> solvers = [] {
         std::vector<std::unique_ptr<host::DirectSolver>> s;
-        for (int n = 2; n <= 32; ++n) s.push_back(std::make_unique<host::DirectSolver>(2, n));
+        for (int n = geometry::kHostDirect2D.first; n <= geometry::kHostDirect2D.last; ++n)
+            s.push_back(std::make_unique<host::DirectSolver>(2, n));
         s.push_back(std::make_unique<host::DirectSolver>(2, 0));
-        for (int n = 2; n <= 10; ++n) s.push_back(std::make_unique<host::DirectSolver>(3, n));
+        for (int n = geometry::kHostDirect3D.first; n <= geometry::kHostDirect3D.last; ++n)
+            s.push_back(std::make_unique<host::DirectSolver>(3, n));
         s.push_back(std::make_unique<host::DirectSolver>(3, 0));
         return s;
     }();
