@@ -5,6 +5,8 @@
 // and when the template changes; per frame the kernels and transforms replay as one CUDA graph.
 #include "device/fourier3_executor.h"
 #include "device/kernels/fourier_planes.cuh"
+#include "geometry/fft_size.h"
+#include "geometry/guard.h"
 #include "plan/registry.h"
 
 #include <algorithm>
@@ -27,8 +29,8 @@ struct PlanesShape {
 PlanesShape planes_shape(const Problem& p)
 {
     PlanesShape s;
-    s.F1 = fast_size(int(p.out[1] + p.templ[1] - 1));
-    s.F2 = fast_size(int(p.out[2] + p.templ[2] - 1));
+    s.F1 = int(geometry::fast_fft_size(int(p.out[1] + p.templ[1] - 1)));
+    s.F2 = int(geometry::fast_fft_size(int(p.out[2] + p.templ[2] - 1)));
     s.H = s.F1 * (s.F2 / 2 + 1);
     s.zlo = 0;   // output 0's window starts at plane -P0 <= 0
     s.zhi = int(std::min<int64_t>(p.image[0], p.out[0] + p.templ[0] - 1 - p.pad[0]));
@@ -96,7 +98,7 @@ public:
         q.H = s.H;
         q.zlo = s.zlo;
         q.zhi = s.zhi;
-        q.guard = planes_guard_factor(T0, T1, T2, chunk_, kFinRun, kFinRun);
+        q.guard = geometry::frame_guard(T0, T1, T2, chunk_, kFinRun, kFinRun);
         q.in = in_.as<float>();
         q.spec = spec_.as<cufftComplex>();
         q.sums = sums_.as<cufftComplex>();

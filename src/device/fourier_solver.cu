@@ -12,6 +12,9 @@
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
 #include "device/template_prep.h"
+#include "geometry/fft_size.h"
+#include "geometry/guard.h"
+#include "geometry/interior.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -28,18 +31,17 @@ namespace flcc::device {
 namespace {
 
 // Runs of one axis cut into pieces of at most `longest` outputs, balanced. LCC cuts at the
-// zone boundaries (windows touching the padding run uncentred, as on the host); convolution,
-// never centred, needs no zones.
+// interior's bounds (geometry/interior.h: windows touching the padding run uncentred, as on the
+// host); convolution, never centred, needs no zones.
 struct Piece {
     int start, size, boundary;
 };
 std::vector<Piece> pieces(const Problem& p, int axis, int longest)
 {
-    const bool zones = p.op == Op::lcorr;
-    const int64_t lo = zones ? std::min(p.pad[axis], p.out[axis]) : 0;
-    const int64_t hi = zones ? std::max(lo, std::min(p.out[axis], p.image[axis] - p.templ[axis] + p.pad[axis] + 1))
-                             : p.out[axis];
-    const int64_t cuts[4] = {0, lo, hi, p.out[axis]};
+    const geometry::Interior in = p.op == Op::lcorr
+                                      ? geometry::axis_interior(p.image[axis], p.templ[axis], p.out[axis], p.pad[axis])
+                                      : geometry::Interior{0, p.out[axis]};
+    const int64_t cuts[4] = {0, in.lo, in.hi, p.out[axis]};
     std::vector<Piece> v;
     for (int k = 0; k < 3; ++k) {
         const int64_t len = cuts[k + 1] - cuts[k];
@@ -69,7 +71,7 @@ TilePlan plan_tiles(const Problem& p, int edge)
         const bool flat = p.dim == 2 && a == 0;
         axes[a] = pieces(p, a, flat ? 1 : std::max(1, edge - int(p.templ[a]) + 1));
         if (!flat)
-            for (const Piece& pc : axes[a]) uniform[a] = std::max(uniform[a], fast_size(pc.size + int(p.templ[a]) - 1));
+            for (const Piece& pc : axes[a]) uniform[a] = std::max(uniform[a], int(geometry::fast_fft_size(pc.size + int(p.templ[a]) - 1)));
     }
     TilePlan plan;
     double exact_volume = 0;
@@ -85,7 +87,7 @@ TilePlan plan_tiles(const Problem& p, int edge)
                     t.origin[a] = pc[a]->start;
                     t.size[a] = pc[a]->size;
                     t.boundary |= pc[a]->boundary;
-                    F[size_t(a)] = (p.dim == 2 && a == 0) ? 1 : fast_size(t.size[a] + int(p.templ[a]) - 1);
+                    F[size_t(a)] = (p.dim == 2 && a == 0) ? 1 : int(geometry::fast_fft_size(t.size[a] + int(p.templ[a]) - 1));
                     box *= F[size_t(a)];
                 }
                 exact_volume += box;
@@ -339,25 +341,13 @@ private:
         return FLCC_SUCCESS;
     }
 
-    // The rounding bound F of a group's window sums (|error| <= F u m for sums of x, F u m^2 for
-    // sums of x^2, m the largest centred magnitude), as TileRunner::guard_factor on the host;
-    // doubled for safety. 2D (row_sums, column_sums_finalise): a prefix scan along rows of up to
-    // wx columns, differences, then vertical running sums over T1 and up to ty steps (runs of
-    // kColumnRows, fewer). 3D
-    // (window_sums_finalise): horizontal sums of T2 terms, vertical sums of T1 of them, a first
-    // window of T0 planes, then up to chunk steps that each add and subtract a plane.
+    // The rounding bound F of a group's window sums (geometry/guard.h): 2D for row_sums and
+    // column_sums_finalise (runs of kColumnRows rows, or fewer), 3D for window_sums_finalise
+    // (chunks of g.chunk planes).
     double fourier_guard_factor(const Group& g) const
     {
-        const double t0 = double(p_.templ[0]), t1 = double(p_.templ[1]), t2 = double(p_.templ[2]);
-        if (p_.dim == 2) {
-            const double len = double(g.tx + p_.templ[2]);
-            const double eh = 2 * len * len + t2;   // h = Q[c + t2] - Q[c]
-            const double es = t1 * eh + t2 * (t1 * t1 + 2 * g.ty * (t1 + 1));
-            return 2 * (es + t1 * t2);
-        }
-        const double plane = t1 * t2 * (t1 + t2);
-        const double e = t0 * plane + t0 * t0 * t1 * t2 + g.chunk * (2 * (t0 + 1) * t1 * t2 + 2 * plane);
-        return 2 * e;
+        if (p_.dim == 2) return geometry::fourier_tile_guard_2d(p_.templ[1], p_.templ[2], g.tx, g.ty);
+        return geometry::fourier_tile_guard_3d(double(p_.templ[0]), double(p_.templ[1]), double(p_.templ[2]), g.chunk);
     }
 
     // Every group's work for the frame in the slot, on `s`.
@@ -478,7 +468,7 @@ public:
         for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) {
             if (p.templ[a] >= edge_) return nullptr;   // a box must hold more than the template
             // A box far larger than the whole problem needs is the next variant's business.
-            if (edge_ > 2 * fast_size(int(p.out[a] + p.templ[a] - 1)) && edge_ > 2 * int(p.templ[a] + 1)) return nullptr;
+            if (edge_ > 2 * int(geometry::fast_fft_size(int(p.out[a] + p.templ[a] - 1))) && edge_ > 2 * int(p.templ[a] + 1)) return nullptr;
         }
         // Buffers stay within a sane budget (8 GiB): ~60 bytes per transformed box element
         // (input, spectrum, output, window sums); a single box within int.

@@ -37,6 +37,7 @@
 // coefficient whose window variance is too small against the error is recomputed directly.
 #include "host/fourier_solver.h"
 
+#include "geometry/fft_size.h"
 #include "host/fourier_accuracy.h"
 #include "host/kernels/kernel_set.h"
 #include "host/real_fft.h"
@@ -88,7 +89,7 @@ struct Cut {
                 size_t i = 0;
                 while (i < ax.lengths.size() && ax.lengths[i] != s.length) ++i;
                 if (i == ax.lengths.size()) {
-                    const int64_t n = fast_fft_size(s.length + p.templ[a] - 1);
+                    const int64_t n = geometry::fast_fft_size(s.length + p.templ[a] - 1);
                     size_t j = 0;
                     while (j < ax.sizes.size() && ax.sizes[j] != n) ++j;
                     if (j == ax.sizes.size()) {

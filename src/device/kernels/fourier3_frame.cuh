@@ -216,19 +216,6 @@ static inline void enqueue_statistics(const PlanesParams& g, int64_t image_elems
     image_stats<<<stats_blocks(image_elems), kStatsThreads, 0, s>>>(g, image_elems);
 }
 
-// The error bound factor of finalise_planes' sums (see fourier_solver.cu's
-// fourier_guard_factor for its meaning), for chunks of `chunk` steps: the plane sums (a first
-// window of T0 planes, then two roundings of at most (T0 + 2) m per step), T2 of them summed and
-// run along run_x columns, T1 of those summed and run along run_y rows.
-inline double planes_guard_factor(int T0, int T1, int T2, int chunk, int run_x, int run_y)
-{
-    const double t0 = T0, t1 = T1, t2 = T2;
-    const double ez = t0 * t0 + chunk * (t0 + 4);
-    const double eh = t2 * ez + t0 * ((t2 - 1) * t2 + 2 * run_x * (t2 + 1));
-    const double ev = t1 * eh + t0 * t2 * ((t1 - 1) * t1 + 2 * run_y * (t1 + 1));
-    return 2 * ev;
-}
-
 // Host side: the prefix sums Q[a][b][c] of the taps (T0 x T1 x T2, dense) over planes < a, rows
 // < b, columns < c, in double, for taps_in_padding.
 inline std::vector<double> tap_prefix_sums(const float* taps, int T0, int T1, int T2)

@@ -25,6 +25,7 @@
 
 #include "device/kernels/fft32.h"
 #include "device/kernels/fourier3_frame.cuh"
+#include "geometry/guard.h"
 
 #include <cuda_pipeline.h>
 
@@ -66,11 +67,11 @@ static_assert(kRowsScratchBytes >= kRowsOutputs * sizeof(float), "numerators fit
 static_assert(kRowsScratchBytes % 16 == 0, "aligned");
 static_assert(size_t(kRowsBins) * kRowsSpecBin * sizeof(float2) <= kRowsBoxBytes, "output spectra fit the box");
 
-// The error bound factor of the window sums (planes_guard_factor's terms): running sums along
+// The error bound factor of the window sums (geometry::frame_guard): running sums along
 // chunks of kRowsZ planes, runs of kRowsRunX columns and kRowsRunY rows.
 inline double rows_guard_factor(int T0, int T1, int T2)
 {
-    return planes_guard_factor(T0, T1, T2, kRowsZ, kRowsRunX, kRowsRunY);
+    return geometry::frame_guard(T0, T1, T2, kRowsZ, kRowsRunX, kRowsRunY);
 }
 
 namespace rows_detail {
