@@ -187,11 +187,11 @@ class DirectCandidate final : public Candidate {
 public:
     DirectCandidate(const Problem& p, const DirectKernel& k, const DirectPlan& plan) : p_(p), k_(k), plan_(plan) {}
 
-    // Cost model of an H100-class device, its constants fitted there (performance.md's
-    // appendix): ~20 TFMA/s sustained by the 2D kernels, ~2.5 TB/s effective bandwidth, ~5 us
-    // per launch; host-resident frames add their transfers at ~25 GB/s each way, overlapped with
-    // compute. The 3D kernels: ~5 TFMA/s and ~30 ps per LCC output for the window sums (the 2D
-    // kernels' rate would have ESTIMATE pick them over faster Fourier solvers).
+    // Cost model of an H100-class device (docs/performance.md describes the fit): ~20 TFMA/s
+    // sustained by the 2D kernels, ~2.5 TB/s effective bandwidth, ~5 us per launch;
+    // host-resident frames add their transfers at ~25 GB/s each way, overlapped with compute.
+    // The 3D kernels: ~5 TFMA/s and ~30 ps per LCC output for the window sums (the 2D kernels'
+    // rate would have ESTIMATE pick them over faster Fourier solvers).
     double estimate_seconds() const override
     {
         const Problem& p = p_;

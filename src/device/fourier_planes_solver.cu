@@ -185,7 +185,7 @@ class PlanesCandidate final : public Candidate {
 public:
     PlanesCandidate(const Problem& p, const PlanesShape& shape) : p_(p), shape_(shape) {}
 
-    // Cost model, its constants fitted on an H100 (performance.md's appendix): each batched 2D
+    // Cost model of an H100-class device (docs/performance.md describes the fit): each batched 2D
     // transform ~8.2 ps per box element; gather and the sum over planes ~3 ps per box element
     // each; the finalisation ~19 ps per output for LCC, the crop ~3 ps for convolution; ~25 us
     // of small kernels and graph overhead. Host-resident frames add their transfers, overlapped.

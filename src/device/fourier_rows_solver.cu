@@ -83,7 +83,7 @@ class RowsCandidate final : public Candidate {
 public:
     RowsCandidate(const Problem& p, const dim3& grid) : p_(p), grid_(grid) {}
 
-    // Cost model, its constants fitted on an H100 (performance.md's appendix): per block of
+    // Cost model of an H100-class device (docs/performance.md describes the fit): per block of
     // 8 x 16 x 25 outputs at three blocks per multiprocessor, ~0.11 us of the GPU's time for LCC
     // and ~0.068 us for convolution, the sums over the template's planes scaling with T0; the
     // statistics ~2.5 ps per image element; ~15 us of small kernels and graph overhead.

@@ -185,11 +185,12 @@ class SlabsCandidate final : public Candidate {
 public:
     SlabsCandidate(const Problem& p, int sms) : p_(p), sms_(sms), grid_(slab_grid(p, sms)) {}
 
-    // Cost model, its constants fitted at 256^3 / 8^3 on an H100 and an H200 (performance.md's
-    // appendix): slab_frame ~11 us per step of 16 input planes per wave of blocks, LCC and
-    // convolution alike; LCC adds slab_window, ~2.6 us per output plane of a chunk per wave of
-    // its blocks (two per multiprocessor), the statistics ~1.3 ps per image element, and ~10 us
-    // of launches and recompute_listed. Host-resident frames add their transfers, overlapped.
+    // Cost model of an H100-class device (docs/performance.md describes the fit), its waves of
+    // blocks counted on the plan's device's multiprocessors: slab_frame ~11 us per step of 16
+    // input planes per wave of blocks, LCC and convolution alike; LCC adds slab_window, ~2.6 us
+    // per output plane of a chunk per wave of its blocks (two per multiprocessor), the
+    // statistics ~1.3 ps per image element, and ~10 us of launches and recompute_listed.
+    // Host-resident frames add their transfers, overlapped.
     double estimate_seconds() const override
     {
         const Problem& p = p_;

@@ -190,8 +190,7 @@ public:
     // one small kernel (template_prep.h), then the groups' spectra from the taps, all in stream
     // order ahead of the frame: no host round trip and no wait. The spectra are transformed at
     // every exec, changed or not (the host cannot know): one R2C of a group's box each, which
-    // costs an unchanged template a little and saves a new one the host round trip
-    // (performance.md's appendix has the figures).
+    // costs an unchanged template a little and saves a new one the host round trip.
     bool prepares_device_templates() const override { return true; }
 
     flcc_result set_device_template(const float* templ) override
@@ -279,9 +278,9 @@ private:
             const int mx = g.march_x, my = march_rows(mx);
             g.chunk = std::max(32, 4 * T0);
             // Small groups (the boundary slabs of FULL and SAME regions: a few tiles, thin along
-            // some axis) gave the kernel a block per multiprocessor or less, and took ~0.45 ms of
-            // 256^3 / 8^3 beside the interior's ~0.49 ms (Nsight Compute). Shorter chunks, down
-            // to 2 T0 planes, until there are about four blocks per multiprocessor.
+            // some axis) would give the kernel a block per multiprocessor or less, leaving the
+            // device mostly idle: shorter chunks, down to 2 T0 planes, until there are about four
+            // blocks per multiprocessor.
             const int sms = device_properties(-1).multiprocessors;
             const int64_t columns = int64_t((g.tx + mx - 1) / mx) * ((g.ty + my - 1) / my) * nt;
             while (g.chunk / 2 >= 2 * T0 && columns * ((g.tz + g.chunk - 1) / g.chunk) < 4 * int64_t(sms))
@@ -430,6 +429,7 @@ class FourierCandidate final : public Candidate {
 public:
     FourierCandidate(const Problem& p, int edge, TilePlan tiles) : p_(p), edge_(edge), tiles_(std::move(tiles)) {}
 
+    // Cost model of an H100-class device (docs/performance.md describes the fit):
     // ~5 n log2 n flops per transform at ~15 TFLOP/s effective, two transforms per tile, plus
     // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~15 us per group (about ten
     // graph nodes); host-resident frames add their transfers, overlapped.

@@ -96,9 +96,10 @@ public:
     {
     }
 
-    // Fused multiply-adds at a rate measured on the 2-core development machine (AVX-512:
-    // ~40 GFMA/s per thread sustained by the kernel; others scaled by vector width), plus the
-    // per-output cost of gathering, window sums and finalisation.
+    // Cost model: fused multiply-adds at 40 G/s per thread for kernels of 64-column blocks
+    // (AVX-512), 20 G/s for 16-column blocks and 4 G/s below (the rate scales with the vector
+    // width), the generic kernels at three quarters of that, plus the per-output cost of
+    // gathering, window sums and finalisation.
     double estimate_seconds() const override
     {
         const Problem& p = p_;

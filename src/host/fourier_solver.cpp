@@ -160,14 +160,10 @@ fftwf_complex* as_complex(AlignedArray<float>& a)
     return reinterpret_cast<fftwf_complex*>(a.data());
 }
 
-// Cost model, seconds per frame, calibrated on the 2-core development machine (AMD EPYC with
-// AVX-512; FFTW 3.3.10, whose codelets there are AVX): FFTW_MEASURE pair timings of square and
-// cubic boxes (an r2c + c2r pair costs 0.17-0.20 ns per V log2 V up to 512^2, 0.3-0.4 beyond
-// once the pipeline's buffers share the cache; 3D 0.21-0.28), then flcc-bench with --threads 1
-// (min of 2 x 7 repeats) on 2000^2 (LCC valid, convolution full; templates 16, 32, 64; boxes
-// 128..1024) and 200^3 (LCC valid and full; templates 8, 16; boxes 32..whole) to fit the
-// per-element and per-output terms. Checked at 2 threads on a quiet machine: 2D LCC estimates
-// within 10% of measured (t256/t512, templates 16-64), convolution 20% high, 3D 5-25% low.
+// Cost model, seconds per frame: the transforms (an r2c + c2r pair per V log2 V, dearer once a
+// box no longer fits the cache), the per-element work around them and the tile pipeline's
+// per-row and per-output work. The constants are fitted to FFTW and flcc-bench timings
+// (docs/performance.md).
 struct CostModel {
     // An r2c + c2r pair, seconds per V log2 V: boxes of up to 2^18 elements, larger 2D boxes,
     // larger 3D boxes.
@@ -214,7 +210,7 @@ public:
                 fft_scratch_.back().background = std::make_unique<Background>(in, ks_);
             }
         }
-        // FFTW_MEASURE (slow to plan, up to 2x faster to run) for the shapes doing at least a
+        // FFTW_MEASURE (slow to plan, faster to run) for the shapes doing at least a
         // tenth of the work, FFTW_ESTIMATE for the rest (short tiles at the ends of the axes).
         const CostModel model;
         double total = 0;

@@ -1,8 +1,8 @@
 // Kernels of device.fourier3.planes (src/device/fourier_planes_solver.cu): 3D convolution and
 // LCC with one 2D transform per image plane, the sum over the template's planes taken in the
 // frequency domain (direct along the planes), and one 2D inverse transform per output plane.
-// For an 8^3 template and a 256^3 image the batched 2D transforms cost about two thirds of the
-// 3D ones of the same volume, and the sum over 8 planes is one pass over the spectra. Per frame:
+// Batched 2D transforms of the planes cost less than 3D transforms of the same volume, and the
+// sum over the template's planes is one pass over the spectra. Per frame:
 //   LCC: image_stats (and the modes) -> gather_planes -> R2C (batched 2D) ->
 //        plane_sums -> C2R (batched 2D) -> finalise_planes
 //   convolution: gather_planes -> R2C -> plane_sums -> C2R -> crop_planes

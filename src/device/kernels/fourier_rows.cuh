@@ -13,8 +13,7 @@
 //   5. transforms the output rows back and stores the coefficients (or the convolution).
 // The image is read once from memory (the boxes overlap in L2), the output written twice (the
 // factors wait there); no frame-sized intermediate exists, where device.fourier3.planes (R2C +
-// sums + C2R + the finalisation) makes a pass over frame-sized buffers at each step. The window
-// sums take about half of its time (performance.md's appendix has the profile).
+// sums + C2R + the finalisation) makes a pass over frame-sized buffers at each step.
 //
 // Numerics (LCC) are those of finalise_planes: one centring constant c for the transforms with
 // the padding at zero and c times the taps over the padding added back in double (padding at -c

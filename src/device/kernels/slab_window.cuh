@@ -6,7 +6,7 @@
 //
 // Why not inside slab_frame: that kernel runs one 512-thread block per multiprocessor with the
 // transforms' registers and ~140 KB of shared memory, where the window sums' dependent double
-// chains find too few warps to hide their latency (performance.md's appendix). Here two blocks
+// chains find too few warps to hide their latency. Here two blocks
 // of 12 warps share a multiprocessor, and slab_frame does what convolution does.
 //
 // slab_window: a block owns 32 x 32 outputs along x and y and a chunk of output planes (grid
