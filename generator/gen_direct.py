@@ -11,9 +11,26 @@ and writes the entry points. CMake runs it at build time into the build tree; no
 """
 import argparse
 import os
+import re
 
-SQUARE_2D = range(2, 33)   # specialised n x n
-CUBIC_3D = range(2, 9)     # specialised n x n x n
+SIZES_DEF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "geometry",
+                         "specialised_sizes.def")
+
+
+def specialised_sizes(path=SIZES_DEF):
+    """The size ranges of src/geometry/specialised_sizes.def, by name: {name: range}."""
+    sizes = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*FLCC_SPECIALISED\(\s*(\w+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)", line)
+            if m:
+                sizes[m.group(1)] = range(int(m.group(2)), int(m.group(3)) + 1)
+    return sizes
+
+
+_SIZES = specialised_sizes()
+SQUARE_2D = _SIZES["kDeviceDirect2D"]   # specialised n x n
+CUBIC_3D = _SIZES["kDeviceDirect3D"]    # specialised n x n x n
 
 
 def config(dim, n, op):

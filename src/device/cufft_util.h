@@ -1,6 +1,6 @@
 // What the cuFFT-based GPU solvers share: cuFFT's result codes as flcc_result, an owning plan
-// handle, the fast transform sizes, a per-frame CUDA graph captured once, and launches that
-// overlap the previous kernel.
+// handle, a per-frame CUDA graph captured once, and launches that overlap the previous kernel.
+// (Their fast transform sizes are geometry/fft_size.h's, shared with the host.)
 #pragma once
 
 #include "device/cuda_util.h"
@@ -25,17 +25,6 @@ inline flcc_result to_result(cufftResult r)
         const flcc_result flcc_cufft_r_ = ::flcc::device::to_result(expr);                    \
         if (flcc_cufft_r_ != FLCC_SUCCESS) return flcc_cufft_r_;                              \
     } while (0)
-
-// The smallest 2^a 3^b 5^c 7^d >= n (cuFFT's fast sizes).
-inline int fast_size(int n)
-{
-    for (int m = std::max(n, 1);; ++m) {
-        int r = m;
-        for (int f : {2, 3, 5, 7})
-            while (r % f == 0) r /= f;
-        if (r == 1) return m;
-    }
-}
 
 struct CufftPlan {
     cufftHandle h = 0;

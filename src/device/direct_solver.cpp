@@ -1,12 +1,12 @@
-// The GPU direct solvers: one per generated kernel (src/device/direct_kernels.h), i.e. square
-// templates 2..32 and cubic 2..8 specialised, plus a generic kernel per dimension for any
-// template whose input tile fits shared memory. Convolution and LCC share the kernels.
+// The GPU direct solvers: one per generated kernel (src/device/direct_kernels.h), i.e. the
+// square and cubic template sizes of geometry/specialised_sizes.def specialised, plus a generic
+// kernel per dimension for any template whose input tile fits shared memory. Convolution and LCC
+// share the kernels.
 #include "device/device_properties.h"
 #include "device/direct_kernels.h"
 #include "device/executor.h"
 #include "device/template_prep.h"
 #include "device/zones.h"
-#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -43,22 +43,39 @@ size_t shared_bytes(const DirectKernel& k, const Problem& p)
 // Shared memory a block may use on the plan's device (the opt-in limit).
 size_t shared_limit(int device) { return device_properties(device).shared_optin; }
 
+// A direct solver's layout for one problem: the kernel's parameters (extents, zones, guard),
+// its grid and its shared memory.
+struct DirectPlan {
+    TileParams params{};
+    int blocks = 0;
+    size_t smem = 0;
+};
+
+DirectPlan direct_plan(const DirectKernel& k, const Problem& p)
+{
+    DirectPlan d;
+    fill_extents(p, d.params);
+    const int* ot = shape(k, p).ot;
+    d.blocks = make_zones(p, ot, d.params);
+    d.params.tap_row = tap_row(p);
+    d.params.guard = guard_factor(p.templ, ot);
+    d.smem = shared_bytes(k, p);
+    return d;
+}
+
 class DirectExecutor final : public DeviceExecutor {
 public:
-    DirectExecutor(const Problem& p, const DirectKernel& k) : DeviceExecutor(p), k_(k) {}
+    DirectExecutor(const Problem& p, const DirectKernel& k, const DirectPlan& plan)
+        : DeviceExecutor(p), k_(k), params_(plan.params), blocks_(plan.blocks), smem_(plan.smem)
+    {
+    }
 
     flcc_result create()
     {
         const flcc_result r = init();
         if (r != FLCC_SUCCESS) return r;
         DeviceGuard guard(p_.device);
-        fill_extents(p_, params_);
-        const int* ot = shape(k_, p_).ot;
-        blocks_ = make_zones(p_, ot, params_);
-        params_.tap_row = tap_row(p_);
-        params_.guard = guard_factor(p_.templ, ot);
         params_.status = status();
-        smem_ = shared_bytes(k_, p_);
         // The kernels' dynamic shared-memory limit is per function, shared by every plan: allow
         // the device's maximum (a limit, not an allocation), so no plan lowers another's.
         FLCC_CUDA_TRY(k_.prepare(shared_limit(p_.device)));
@@ -156,9 +173,9 @@ private:
     }
 
     const DirectKernel& k_;
-    TileParams params_{};
-    int blocks_ = 0;
-    size_t smem_ = 0;
+    TileParams params_;
+    int blocks_;
+    size_t smem_;
     DeviceBuffer taps_;        // the taps, then their sum
     size_t taps_bytes_ = 0;
     PinnedBuffer host_taps_;   // staging for template uploads from the host
@@ -166,33 +183,18 @@ private:
     bool last_valid_ = false;  // false: the taps came from the host since
 };
 
-class DirectSolver final : public LegacySolver {
+class DirectCandidate final : public Candidate {
 public:
-    explicit DirectSolver(const DirectKernel& k) : k_(k) {}
+    DirectCandidate(const Problem& p, const DirectKernel& k, const DirectPlan& plan) : p_(p), k_(k), plan_(plan) {}
 
-    const char* name() const override { return k_.name; }
-    flcc_platform platform() const override { return FLCC_DEVICE; }
-
-    bool applicable(const Problem& p) const override
+    // Cost model of an H100-class device (docs/performance.md describes the fit): ~20 TFMA/s
+    // sustained by the 2D kernels, ~2.5 TB/s effective bandwidth, ~5 us per launch;
+    // host-resident frames add their transfers at ~25 GB/s each way, overlapped with compute.
+    // The 3D kernels: ~5 TFMA/s and ~30 ps per LCC output for the window sums (the 2D kernels'
+    // rate would have ESTIMATE pick them over faster Fourier solvers).
+    double estimate_seconds() const override
     {
-        if (p.dim != k_.dim) return false;
-        if (k_.t[1] != 0) {
-            for (int a = 0; a < 3; ++a)
-                if (p.templ[a] != k_.t[a]) return false;
-            return true;
-        }
-        // Generic: the block's input box must fit shared memory, and int indexing must hold.
-        if (p.out_elems() > (int64_t(1) << 31) / 2 || p.image_elems() > (int64_t(1) << 31) / 2) return false;
-        return shared_bytes(k_, p) <= shared_limit(p.device);
-    }
-
-    // Cost model of an H100-class device, its constants fitted there (performance.md's
-    // appendix): ~20 TFMA/s sustained by the 2D kernels, ~2.5 TB/s effective bandwidth, ~5 us
-    // per launch; host-resident frames add their transfers at ~25 GB/s each way, overlapped with
-    // compute. The 3D kernels: ~5 TFMA/s and ~30 ps per LCC output for the window sums (the 2D
-    // kernels' rate would have ESTIMATE pick them over faster Fourier solvers).
-    double estimate_seconds(const Problem& p) const override
-    {
+        const Problem& p = p_;
         const double macs = double(p.out_elems()) * double(p.templ_elems());
         const double bytes = 4.0 * double(p.image_elems() + p.out_elems());
         const double compute = p.dim == 3 ? macs / 5e12 + (p.op == Op::lcorr ? 30e-12 * double(p.out_elems()) : 0.0)
@@ -200,9 +202,37 @@ public:
         return with_host_transfers(p, compute + bytes / 2.5e12 + 5e-6);
     }
 
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    flcc_result create(std::unique_ptr<Executor>& out) const override
     {
-        return make_device_executor<DirectExecutor>(out, p, k_);
+        return make_device_executor<DirectExecutor>(out, p_, k_, plan_);
+    }
+
+private:
+    Problem p_;
+    const DirectKernel& k_;
+    DirectPlan plan_;
+};
+
+class DirectSolver final : public Solver {
+public:
+    explicit DirectSolver(const DirectKernel& k) : k_(k) {}
+
+    const char* name() const override { return k_.name; }
+    flcc_platform platform() const override { return FLCC_DEVICE; }
+
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
+    {
+        if (p.dim != k_.dim) return nullptr;
+        if (k_.t[1] != 0) {
+            for (int a = 0; a < 3; ++a)
+                if (p.templ[a] != k_.t[a]) return nullptr;
+        } else if (p.out_elems() > (int64_t(1) << 31) / 2 || p.image_elems() > (int64_t(1) << 31) / 2) {
+            return nullptr;   // generic: int indexing must hold
+        }
+        const DirectPlan plan = direct_plan(k_, p);
+        // Generic: the block's input box must fit shared memory.
+        if (k_.t[1] == 0 && plan.smem > shared_limit(p.device)) return nullptr;
+        return std::make_unique<DirectCandidate>(p, k_, plan);
     }
 
 private:

@@ -3,12 +3,11 @@
 // (kernels/fourier_planes.cuh). No tiles: the 2D box holds a whole padded plane, the planes
 // axis needs no transform. cuFFT plans and the template planes' spectra are made at plan time
 // and when the template changes; per frame the kernels and transforms replay as one CUDA graph.
-#include "device/cufft_util.h"
-#include "device/executor.h"
+#include "device/fourier3_executor.h"
 #include "device/kernels/fourier_planes.cuh"
-#include "plan/legacy_solver.h"
+#include "geometry/fft_size.h"
+#include "geometry/guard.h"
 #include "plan/registry.h"
-#include "plan/template.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,8 +29,8 @@ struct PlanesShape {
 PlanesShape planes_shape(const Problem& p)
 {
     PlanesShape s;
-    s.F1 = fast_size(int(p.out[1] + p.templ[1] - 1));
-    s.F2 = fast_size(int(p.out[2] + p.templ[2] - 1));
+    s.F1 = int(geometry::fast_fft_size(int(p.out[1] + p.templ[1] - 1)));
+    s.F2 = int(geometry::fast_fft_size(int(p.out[2] + p.templ[2] - 1)));
     s.H = s.F1 * (s.F2 / 2 + 1);
     s.zlo = 0;   // output 0's window starts at plane -P0 <= 0
     s.zhi = int(std::min<int64_t>(p.image[0], p.out[0] + p.templ[0] - 1 - p.pad[0]));
@@ -47,9 +46,10 @@ double planes_bytes(const Problem& p, const PlanesShape& s)
            double(p.templ[0]) * (4 * box + 8 * half) + 4.0 * double(p.out_elems());   // + the recompute list
 }
 
-class PlanesExecutor final : public DeviceExecutor {
+class PlanesExecutor final : public Fourier3Executor {
 public:
-    explicit PlanesExecutor(const Problem& p) : DeviceExecutor(p), shape_(planes_shape(p)) {}
+    // `shape`: the candidate's layout (planes_shape).
+    PlanesExecutor(const Problem& p, const PlanesShape& shape) : Fourier3Executor(p), shape_(shape) {}
 
     flcc_result create()
     {
@@ -58,22 +58,18 @@ public:
         DeviceGuard guard(p_.device);
         const PlanesShape& s = shape_;
         const bool lcorr = p_.op == Op::lcorr;
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
-        tap_row_ = (T2 + 3) / 4 * 4;
         const size_t taps = size_t(T0) * T1 * tap_row_ * sizeof(float);
         const size_t prefix = size_t(T0 + 1) * (T1 + 1) * (T2 + 1) * sizeof(double);
         const size_t box = size_t(s.box()) * sizeof(float), half = size_t(s.H) * sizeof(cufftComplex);
-        if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = taps_.allocate(taps)) != FLCC_SUCCESS ||
-            (r = tap_sum_.allocate(sizeof(double))) != FLCC_SUCCESS || (r = prefix_.allocate(prefix)) != FLCC_SUCCESS ||
-            (r = staged_.allocate(recompute_taps_bytes(T0, T1, T2, tap_row_))) != FLCC_SUCCESS ||
-            (r = in_.allocate(box * size_t(s.planes()))) != FLCC_SUCCESS ||
+        if ((r = open(0, recompute_taps_bytes(T0, T1, T2, tap_row_))) != FLCC_SUCCESS ||
+            (r = taps_.allocate(taps)) != FLCC_SUCCESS || (r = tap_sum_.allocate(sizeof(double))) != FLCC_SUCCESS ||
+            (r = prefix_.allocate(prefix)) != FLCC_SUCCESS || (r = in_.allocate(box * size_t(s.planes()))) != FLCC_SUCCESS ||
             (r = spec_.allocate(half * size_t(s.planes()))) != FLCC_SUCCESS ||
             (r = sums_.allocate(half * size_t(p_.out[0]))) != FLCC_SUCCESS ||
             (r = num_.allocate(box * size_t(p_.out[0]))) != FLCC_SUCCESS ||
             (r = tbox_.allocate(box * size_t(T0))) != FLCC_SUCCESS ||
             (r = tspec_.allocate(half * size_t(T0))) != FLCC_SUCCESS)
             return r;
-        if (lcorr && (r = lcc_.allocate(p_.out_elems())) != FLCC_SUCCESS) return r;
 
         int n[2] = {s.F1, s.F2};
         FLCC_CUFFT_TRY(cufftPlanMany(&r2c_.h, 2, n, nullptr, 1, int(s.box()), nullptr, 1, s.H, CUFFT_R2C, s.planes()));
@@ -97,38 +93,27 @@ public:
         }
 
         PlanesParams& q = params_;
-        q.frame = slot_.as<FrameSlot>();
-        set_problem(q, p_);
         q.F1 = s.F1;
         q.F2 = s.F2;
         q.H = s.H;
         q.zlo = s.zlo;
         q.zhi = s.zhi;
-        q.guard = planes_guard_factor(T0, T1, T2, chunk_);
-        if (lcorr && (r = lcc_.bind(q, work_stream())) != FLCC_SUCCESS) return r;
+        q.guard = geometry::frame_guard(T0, T1, T2, chunk_, kFinRun, kFinRun);
         q.in = in_.as<float>();
         q.spec = spec_.as<cufftComplex>();
         q.sums = sums_.as<cufftComplex>();
         q.tspec = tspec_.as<cufftComplex>();
         q.tscale = float(1.0 / double(s.box()));
         q.num = num_.as<float>();
-        q.taps = taps_.as<float>();
-        q.tap_row = tap_row_;
-        q.tap_sum = tap_sum_.as<double>();
-        q.prefix = prefix_.as<double>();
-        q.status = status();
-        return FLCC_SUCCESS;
+        return bind(q, taps_.as<float>(), tap_sum_.as<double>(), prefix_.as<double>());
     }
 
     flcc_result set_template(const float* templ, bool constant) override
     {
-        const int64_t count = p_.templ_elems();
-        std::vector<float> prepared(static_cast<size_t>(count));
-        prepare_template(p_.op == Op::lcorr, templ, count, constant, prepared.data());
         DeviceGuard guard(p_.device);
-        const flcc_result qr = quiesce();   // the staging buffer and spectra may be in use
+        std::vector<float> prepared;
+        const flcc_result qr = prepare(templ, constant, prepared);   // the staging buffer and spectra may be in use
         if (qr != FLCC_SUCCESS) return qr;
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
         // Staged in page-locked memory (stage_recompute_taps): the taps in rows of tap_row, their
         // sum, their prefix sums; three uploads.
         stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged_.as<char>());
@@ -151,8 +136,8 @@ public:
 
     int64_t memory_bytes() const override
     {
-        int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&in_, &spec_, &sums_, &num_, &tbox_, &tspec_, &prefix_, &taps_, &lcc_.redo})
+        int64_t b = Fourier3Executor::memory_bytes();
+        for (const DeviceBuffer* d : {&in_, &spec_, &sums_, &num_, &tbox_, &tspec_, &prefix_, &taps_})
             b += int64_t(d->bytes());
         return b;
     }
@@ -185,54 +170,60 @@ private:
 
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
     {
-        return graph_.launch_frames(slot_.as<FrameSlot>(), image, p_.image_elems(), out, p_.out_elems(), count, s,
-                                    [this](cudaStream_t c) { return enqueue_frame(c); });
+        return launch_frames(image, out, count, s, [this](cudaStream_t c) { return enqueue_frame(c); });
     }
 
     PlanesShape shape_;
-    int tap_row_ = 4, chunk_ = 32;
+    int chunk_ = 32;
     void (*finalise_)(PlanesParams, int) = nullptr;   // finalise_planes<K>
-    DeviceBuffer slot_, taps_, tap_sum_, prefix_, in_, spec_, sums_, num_, tbox_, tspec_;
-    LccBuffers lcc_;        // LCC: statistics, modes, the outputs to recompute
-    PinnedBuffer staged_;   // template uploads: taps, their sum, their prefix sums
+    DeviceBuffer taps_, tap_sum_, prefix_, in_, spec_, sums_, num_, tbox_, tspec_;
     CufftPlan r2c_, c2r_, t2c_;
     PlanesParams params_{};
-    FrameGraph graph_;
 };
 
-class PlanesSolver final : public LegacySolver {
+class PlanesCandidate final : public Candidate {
 public:
-    const char* name() const override { return "device.fourier3.planes"; }
-    flcc_platform platform() const override { return FLCC_DEVICE; }
+    PlanesCandidate(const Problem& p, const PlanesShape& shape) : p_(p), shape_(shape) {}
 
-    bool applicable(const Problem& p) const override
-    {
-        if (p.dim != 3) return false;
-        // finalise_planes' threads own a patch of at most (kFinRows + 15) x (kFinCols + 15).
-        if (p.op == Op::lcorr && (p.templ[1] > kPlanesMaxT || p.templ[2] > kPlanesMaxT)) return false;
-        // The statistics count and the recompute list index in int.
-        if (p.image_elems() >= (int64_t(1) << 31) || p.out_elems() >= (int64_t(1) << 31)) return false;
-        const PlanesShape s = planes_shape(p);
-        // cuFFT's batched plans take int distances and counts; buffers within 8 GiB.
-        return double(s.F1) * s.F2 < double(1 << 30) && planes_bytes(p, s) < 8.0 * (1 << 30);
-    }
-
-    // Cost model, its constants fitted on an H100 (performance.md's appendix): each batched 2D
+    // Cost model of an H100-class device (docs/performance.md describes the fit): each batched 2D
     // transform ~8.2 ps per box element; gather and the sum over planes ~3 ps per box element
     // each; the finalisation ~19 ps per output for LCC, the crop ~3 ps for convolution; ~25 us
     // of small kernels and graph overhead. Host-resident frames add their transfers, overlapped.
-    double estimate_seconds(const Problem& p) const override
+    double estimate_seconds() const override
     {
-        const PlanesShape s = planes_shape(p);
+        const Problem& p = p_;
+        const PlanesShape& s = shape_;
         const double box = double(s.box());
         double t = 8.2e-12 * box * (s.planes() + p.out[0]) + 3e-12 * box * (s.planes() + p.out[0]) +
                    (p.op == Op::lcorr ? 19e-12 : 3e-12) * double(p.out_elems()) + 25e-6;
         return with_host_transfers(p, t);
     }
 
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    flcc_result create(std::unique_ptr<Executor>& out) const override
     {
-        return make_device_executor<PlanesExecutor>(out, p);
+        return make_device_executor<PlanesExecutor>(out, p_, shape_);
+    }
+
+private:
+    Problem p_;
+    PlanesShape shape_;
+};
+
+class PlanesSolver final : public Solver {
+public:
+    const char* name() const override { return "device.fourier3.planes"; }
+    flcc_platform platform() const override { return FLCC_DEVICE; }
+
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
+    {
+        if (p.dim != 3) return nullptr;
+        // finalise_planes' threads own a patch of at most (kFinRows + 15) x (kFinCols + 15).
+        if (p.op == Op::lcorr && (p.templ[1] > kPlanesMaxT || p.templ[2] > kPlanesMaxT)) return nullptr;
+        if (!fourier3_indexable(p)) return nullptr;
+        const PlanesShape s = planes_shape(p);
+        // cuFFT's batched plans take int distances and counts; buffers within 8 GiB.
+        if (!(double(s.F1) * s.F2 < double(1 << 30) && planes_bytes(p, s) < 8.0 * (1 << 30))) return nullptr;
+        return std::make_unique<PlanesCandidate>(p, s);
     }
 };
 

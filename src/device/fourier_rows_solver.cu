@@ -5,12 +5,9 @@
 // statistics and modes of device.fourier3.planes first and its recompute list after; the
 // template rows' spectra are made on the host when the template changes. Per frame the kernels
 // replay as one CUDA graph.
-#include "device/cufft_util.h"
-#include "device/executor.h"
+#include "device/fourier3_executor.h"
 #include "device/kernels/fourier_rows.cuh"
-#include "plan/legacy_solver.h"
 #include "plan/registry.h"
-#include "plan/template.h"
 
 #include <cstring>
 #include <memory>
@@ -26,68 +23,38 @@ dim3 rows_grid(const Problem& p)
                 unsigned((p.out[0] + kRowsZ - 1) / kRowsZ));
 }
 
-class RowsExecutor final : public DeviceExecutor {
+class RowsExecutor final : public Fourier3Executor {
 public:
-    explicit RowsExecutor(const Problem& p) : DeviceExecutor(p) {}
+    // `grid`: the candidate's layout (rows_grid).
+    RowsExecutor(const Problem& p, const dim3& grid) : Fourier3Executor(p), grid_(grid) {}
 
     flcc_result create()
     {
         flcc_result r = init();
         if (r != FLCC_SUCCESS) return r;
         DeviceGuard guard(p_.device);
-        const bool lcorr = p_.op == Op::lcorr;
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
-        tap_row_ = (T2 + 3) / 4 * 4;
-        taps_bytes_ = size_t(T0) * T1 * tap_row_ * sizeof(float);   // a multiple of 16
-        const size_t all = kRowsTapBytes + recompute_taps_bytes(T0, T1, T2, tap_row_);
-        if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
-            (r = staged_.allocate(all)) != FLCC_SUCCESS)
-            return r;
-        if (lcorr && (r = lcc_.allocate(p_.out_elems())) != FLCC_SUCCESS) return r;
+        const size_t all = template_block_bytes(kRowsTapBytes);
+        if ((r = open(all, all)) != FLCC_SUCCESS) return r;
         static void (*const instances[kRowsMaxT])(PlanesParams, const float4*) = {
             rows_frame<1>, rows_frame<2>, rows_frame<3>, rows_frame<4>,
             rows_frame<5>, rows_frame<6>, rows_frame<7>, rows_frame<8>};
         frame_ = instances[T2 - 1];
         if ((r = raise_shared_limit(frame_, kRowsSharedBytes)) != FLCC_SUCCESS) return r;
-
-        PlanesParams& q = params_;
-        q.frame = slot_.as<FrameSlot>();
-        set_problem(q, p_);
-        q.guard = rows_guard_factor(T0, T1, T2);
-        char* t = tmpl_.as<char>();
-        q.taps = reinterpret_cast<const float*>(t + kRowsTapBytes);
-        q.tap_row = tap_row_;
-        q.tap_sum = reinterpret_cast<const double*>(t + kRowsTapBytes + taps_bytes_);
-        q.prefix = q.tap_sum + 1;
-        if (lcorr && (r = lcc_.bind(q, work_stream())) != FLCC_SUCCESS) return r;
-        q.status = status();
-        return FLCC_SUCCESS;
+        params_.guard = rows_guard_factor(T0, T1, T2);
+        return bind_template_block(params_, kRowsTapBytes);
     }
 
     flcc_result set_template(const float* templ, bool constant) override
     {
-        const int64_t count = p_.templ_elems();
-        std::vector<float> prepared(static_cast<size_t>(count));
-        prepare_template(p_.op == Op::lcorr, templ, count, constant, prepared.data());
         DeviceGuard guard(p_.device);
-        const flcc_result qr = quiesce();   // the staging buffer and the spectra may be in use
+        std::vector<float> prepared;
+        const flcc_result qr = prepare(templ, constant, prepared);   // the staging buffer and the spectra may be in use
         if (qr != FLCC_SUCCESS) return qr;
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
         // Staged in page-locked memory as tmpl_ holds them: the rows' spectra, the taps in rows
         // of tap_row (the recomputed windows'), their sum, and their prefix sums (the padding's
         // share); one upload.
-        char* staged = staged_.as<char>();
-        rows_template_spectra(prepared.data(), T0, T1, T2, reinterpret_cast<float*>(staged));
-        stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged + kRowsTapBytes);
-        FLCC_CUDA_TRY(cudaMemcpyAsync(tmpl_.as<char>(), staged, tmpl_.bytes(), cudaMemcpyHostToDevice, work_stream()));
-        return FLCC_SUCCESS;
-    }
-
-    int64_t memory_bytes() const override
-    {
-        int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&tmpl_, &lcc_.redo}) b += int64_t(d->bytes());
-        return b;
+        rows_template_spectra(prepared.data(), T0, T1, T2, staged_.as<float>());
+        return upload_template_block(prepared, kRowsTapBytes);
     }
 
 private:
@@ -96,7 +63,7 @@ private:
     {
         const PlanesParams& q = params_;
         if (q.lcorr) enqueue_statistics(q, p_.image_elems(), s);
-        frame_<<<rows_grid(p_), kRowsThreads, kRowsSharedBytes, s>>>(q, tmpl_.as<float4>());
+        frame_<<<grid_, kRowsThreads, kRowsSharedBytes, s>>>(q, tmpl_.as<float4>());
         if (q.lcorr) recompute_listed<<<256, 128, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());
         return FLCC_SUCCESS;
@@ -104,54 +71,58 @@ private:
 
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
     {
-        return graph_.launch_frames(slot_.as<FrameSlot>(), image, p_.image_elems(), out, p_.out_elems(), count, s,
-                                    [this](cudaStream_t c) { return enqueue_frame(c); });
+        return launch_frames(image, out, count, s, [this](cudaStream_t c) { return enqueue_frame(c); });
     }
 
-    int tap_row_ = 4;
-    size_t taps_bytes_ = 0;
+    dim3 grid_;
     void (*frame_)(PlanesParams, const float4*) = nullptr;   // rows_frame<T2>
-    DeviceBuffer slot_;
-    DeviceBuffer tmpl_;     // the rows' spectra, the taps, their sum and prefix sums (set_template)
-    LccBuffers lcc_;        // LCC: statistics, modes, the outputs to recompute
-    PinnedBuffer staged_;   // tmpl_'s uploads
     PlanesParams params_{};
-    FrameGraph graph_;
 };
 
-class RowsSolver final : public LegacySolver {
+class RowsCandidate final : public Candidate {
 public:
-    const char* name() const override { return "device.fourier3.rows"; }
-    flcc_platform platform() const override { return FLCC_DEVICE; }
+    RowsCandidate(const Problem& p, const dim3& grid) : p_(p), grid_(grid) {}
 
-    bool applicable(const Problem& p) const override
-    {
-        if (p.dim != 3) return false;
-        for (int a = 0; a < 3; ++a)
-            if (p.templ[a] > kRowsMaxT) return false;
-        // The statistics count and the recompute list index in int; the grid's y and z extents.
-        if (p.image_elems() >= (int64_t(1) << 31) || p.out_elems() >= (int64_t(1) << 31)) return false;
-        const dim3 grid = rows_grid(p);
-        return grid.y <= 65535 && grid.z <= 65535;
-    }
-
-    // Cost model, its constants fitted on an H100 (performance.md's appendix): per block of
+    // Cost model of an H100-class device (docs/performance.md describes the fit): per block of
     // 8 x 16 x 25 outputs at three blocks per multiprocessor, ~0.11 us of the GPU's time for LCC
     // and ~0.068 us for convolution, the sums over the template's planes scaling with T0; the
     // statistics ~2.5 ps per image element; ~15 us of small kernels and graph overhead.
     // Host-resident frames add their transfers, overlapped.
-    double estimate_seconds(const Problem& p) const override
+    double estimate_seconds() const override
     {
-        const dim3 grid = rows_grid(p);
+        const Problem& p = p_;
+        const dim3& grid = grid_;
         const double blocks = double(grid.x) * grid.y * grid.z, depth = 0.5 + 0.5 * double(p.templ[0]) / kRowsMaxT;
         const bool lcorr = p.op == Op::lcorr;
         double t = (lcorr ? 0.11e-6 : 0.068e-6) * blocks * depth + (lcorr ? 2.5e-12 * double(p.image_elems()) : 0.0) + 15e-6;
         return with_host_transfers(p, t);
     }
 
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    flcc_result create(std::unique_ptr<Executor>& out) const override
     {
-        return make_device_executor<RowsExecutor>(out, p);
+        return make_device_executor<RowsExecutor>(out, p_, grid_);
+    }
+
+private:
+    Problem p_;
+    dim3 grid_;
+};
+
+class RowsSolver final : public Solver {
+public:
+    const char* name() const override { return "device.fourier3.rows"; }
+    flcc_platform platform() const override { return FLCC_DEVICE; }
+
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
+    {
+        if (p.dim != 3) return nullptr;
+        for (int a = 0; a < 3; ++a)
+            if (p.templ[a] > kRowsMaxT) return nullptr;
+        if (!fourier3_indexable(p)) return nullptr;
+        // The grid's y and z extents.
+        const dim3 grid = rows_grid(p);
+        if (grid.y > 65535 || grid.z > 65535) return nullptr;
+        return std::make_unique<RowsCandidate>(p, grid);
     }
 };
 

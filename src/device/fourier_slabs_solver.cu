@@ -9,13 +9,10 @@
 // frame's slot, its statistics, a new device template) is launched, then the rest replays as one
 // CUDA graph, whose LCC kernels after slab_frame start as dependents of the one before them
 // (launch_dependent: their launches and first steps hidden behind its tail).
-#include "device/cufft_util.h"
-#include "device/executor.h"
+#include "device/fourier3_executor.h"
 #include "device/kernels/fourier_slabs.cuh"
 #include "device/kernels/slab_window.cuh"
-#include "plan/legacy_solver.h"
 #include "plan/registry.h"
-#include "plan/template.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,12 +57,10 @@ SlabGrid window_grid(const Problem& p, int sms, int resident)
     return tile_grid(p, kWinOut, int64_t(sms) * resident, std::max<int64_t>(1, p.out[0] / 16));
 }
 
-// The current device's multiprocessors (the executor's DeviceGuard has made it current).
-int multiprocessors() { return device_properties(-1).multiprocessors; }
-
-class SlabsExecutor final : public DeviceExecutor {
+class SlabsExecutor final : public Fourier3Executor {
 public:
-    explicit SlabsExecutor(const Problem& p) : DeviceExecutor(p) {}
+    // `sms` and `grid`: the candidate's layout (the device's multiprocessors, slab_grid).
+    SlabsExecutor(const Problem& p, int sms, const SlabGrid& grid) : Fourier3Executor(p), sms_(sms), grid_(grid) {}
 
     flcc_result create()
     {
@@ -73,72 +68,54 @@ public:
         if (r != FLCC_SUCCESS) return r;
         DeviceGuard guard(p_.device);
         const bool lcorr = p_.op == Op::lcorr;
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
-        tap_row_ = (T2 + 3) / 4 * 4;
-        const size_t all = kSlabTapBytes + recompute_taps_bytes(T0, T1, T2, tap_row_);
-        if ((r = slot_.allocate(sizeof(FrameSlot))) != FLCC_SUCCESS || (r = tmpl_.allocate(all)) != FLCC_SUCCESS ||
-            (r = staged_.allocate(all)) != FLCC_SUCCESS)
-            return r;
-        if (lcorr && (r = lcc_.allocate(p_.out_elems())) != FLCC_SUCCESS) return r;
+        const size_t all = template_block_bytes(kSlabTapBytes);
+        if ((r = open(all, all)) != FLCC_SUCCESS) return r;
         if ((r = lcorr ? raise_shared_limit(slab_frame<true>, kSlabSharedBytes)
                        : raise_shared_limit(slab_frame<false>, kSlabSharedBytes)) != FLCC_SUCCESS)
             return r;
-        const int sms = multiprocessors();
-        grid_ = slab_grid(p_, sms);
         if (lcorr) {
             window_ = T1 == kSlabMaxT && T2 == kSlabMaxT ? slab_window<true> : slab_window<false>;
             int resident = 0;
             if ((r = raise_shared_limit(window_, kWinSharedBytes)) != FLCC_SUCCESS) return r;
             FLCC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, window_, kWinThreads, kWinSharedBytes));
-            window_grid_ = window_grid(p_, sms, std::max(1, resident));
+            window_grid_ = window_grid(p_, sms_, std::max(1, resident));
         }
 
-        // tmpl_: the planes' spectra, then the taps in T0 x T1 rows of tap_row_, their sum and
-        // the prefix sums; slab_head's template blocks write them for a device template.
+        SlabParams& sp = params_;
+        PlanesParams& q = sp.g;
+        q.guard = slab_window_guard(T0, T1, T2, window_grid_.chunk);
+        if ((r = bind_template_block(q, kSlabTapBytes)) != FLCC_SUCCESS) return r;
+        sp.tiles_x = grid_.tiles_x;
+        sp.chunk = grid_.chunk;
+
+        // The template block: the planes' spectra, then the taps in T0 x T1 rows of tap_row_,
+        // their sum and the prefix sums; slab_head's template blocks write them for a device
+        // template.
         SlabTemplateWork& w = template_work_;
-        char* t = tmpl_.as<char>();
         w.T0 = T0;
         w.T1 = T1;
         w.T2 = T2;
         w.lcorr = lcorr;
         w.check_finite = p_.check_finite;
         w.spectra = tmpl_.as<float4>();
-        w.taps = reinterpret_cast<float*>(t + kSlabTapBytes);
+        w.taps = block_taps(kSlabTapBytes);
         w.tap_row = tap_row_;
-        w.tap_sum = reinterpret_cast<double*>(t + kSlabTapBytes + size_t(T0) * T1 * tap_row_ * sizeof(float));
+        w.tap_sum = block_tap_sum(kSlabTapBytes);
         w.status = status();
-
-        SlabParams& sp = params_;
-        PlanesParams& q = sp.g;
-        q.frame = slot_.as<FrameSlot>();
-        set_problem(q, p_);
-        q.guard = slab_window_guard(T0, T1, T2, window_grid_.chunk);
-        q.taps = w.taps;
-        q.tap_row = tap_row_;
-        q.tap_sum = w.tap_sum;
-        q.prefix = q.tap_sum + 1;
-        if (lcorr && (r = lcc_.bind(q, work_stream())) != FLCC_SUCCESS) return r;
-        q.status = status();
-        sp.tiles_x = grid_.tiles_x;
-        sp.chunk = grid_.chunk;
         return FLCC_SUCCESS;
     }
 
     flcc_result set_template(const float* templ, bool constant) override
     {
-        const int64_t count = p_.templ_elems();
-        std::vector<float> prepared(static_cast<size_t>(count));
-        prepare_template(p_.op == Op::lcorr, templ, count, constant, prepared.data());
         DeviceGuard guard(p_.device);
-        const flcc_result qr = quiesce();   // the staging buffer and the spectra may be in use
+        std::vector<float> prepared;
+        const flcc_result qr = prepare(templ, constant, prepared);   // the staging buffer and the spectra may be in use
         if (qr != FLCC_SUCCESS) return qr;
-        const int T0 = int(p_.templ[0]), T1 = int(p_.templ[1]), T2 = int(p_.templ[2]);
         // Staged in page-locked memory as tmpl_ holds them: the planes' spectra, then what the
         // recomputed windows and the padding's share read; one upload.
-        char* staged = staged_.as<char>();
-        slab_template_spectra(prepared.data(), T0, T1, T2, reinterpret_cast<float*>(staged));
-        stage_recompute_taps(prepared.data(), T0, T1, T2, tap_row_, staged + kSlabTapBytes);
-        FLCC_CUDA_TRY(cudaMemcpyAsync(tmpl_.as<char>(), staged, tmpl_.bytes(), cudaMemcpyHostToDevice, work_stream()));
+        slab_template_spectra(prepared.data(), T0, T1, T2, staged_.as<float>());
+        const flcc_result r = upload_template_block(prepared, kSlabTapBytes);
+        if (r != FLCC_SUCCESS) return r;
         device_template_ = nullptr;   // a device template set before, never executed, is replaced
         return FLCC_SUCCESS;
     }
@@ -152,13 +129,6 @@ public:
     {
         device_template_ = templ;
         return FLCC_SUCCESS;
-    }
-
-    int64_t memory_bytes() const override
-    {
-        int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&tmpl_, &lcc_.redo}) b += int64_t(d->bytes());
-        return b;
     }
 
 private:
@@ -203,44 +173,29 @@ private:
         return FLCC_SUCCESS;
     }
 
-    int tap_row_ = 4;
-    SlabGrid grid_{}, window_grid_{};   // slab_frame's blocks, slab_window's (LCC)
+    int sms_;                          // the device's multiprocessors
+    SlabGrid grid_, window_grid_{};    // slab_frame's blocks, slab_window's (LCC)
     void (*window_)(PlanesParams, int, int) = nullptr;   // LCC: slab_window, for the template's width
-    DeviceBuffer slot_;
-    DeviceBuffer tmpl_;     // the planes' spectra, the taps, their sum and prefix sums (set_template)
-    LccBuffers lcc_;        // LCC: statistics, modes, the outputs to recompute
-    PinnedBuffer staged_;   // tmpl_'s uploads
     const float* device_template_ = nullptr;   // set_device_template's, until its first frame
     SlabParams params_{};
     SlabTemplateWork template_work_{};   // all but the device template (create)
-    FrameGraph graph_;
 };
 
-class SlabsSolver final : public LegacySolver {
+class SlabsCandidate final : public Candidate {
 public:
-    const char* name() const override { return "device.fourier3.slabs"; }
-    flcc_platform platform() const override { return FLCC_DEVICE; }
+    SlabsCandidate(const Problem& p, int sms) : p_(p), sms_(sms), grid_(slab_grid(p, sms)) {}
 
-    bool applicable(const Problem& p) const override
+    // Cost model of an H100-class device (docs/performance.md describes the fit), its waves of
+    // blocks counted on the plan's device's multiprocessors: slab_frame ~11 us per step of 16
+    // input planes per wave of blocks, LCC and convolution alike; LCC adds slab_window, ~2.6 us
+    // per output plane of a chunk per wave of its blocks (two per multiprocessor), the
+    // statistics ~1.3 ps per image element, and ~10 us of launches and recompute_listed.
+    // Host-resident frames add their transfers, overlapped.
+    double estimate_seconds() const override
     {
-        if (p.dim != 3) return false;
-        for (int a = 0; a < 3; ++a)
-            if (p.templ[a] > kSlabMaxT) return false;
-        // The statistics count and the recompute list index in int; the grids' extents.
-        if (p.image_elems() >= (int64_t(1) << 31) || p.out_elems() >= (int64_t(1) << 31)) return false;
-        const int64_t tiles = (p.out[2] + kSlabOut - 1) / kSlabOut * ((p.out[1] + kSlabOut - 1) / kSlabOut);
-        return tiles < (int64_t(1) << 31);
-    }
-
-    // Cost model, its constants fitted at 256^3 / 8^3 on an H100 and an H200 (performance.md's
-    // appendix): slab_frame ~11 us per step of 16 input planes per wave of blocks, LCC and
-    // convolution alike; LCC adds slab_window, ~2.6 us per output plane of a chunk per wave of
-    // its blocks (two per multiprocessor), the statistics ~1.3 ps per image element, and ~10 us
-    // of launches and recompute_listed. Host-resident frames add their transfers, overlapped.
-    double estimate_seconds(const Problem& p) const override
-    {
-        const int sms = device_properties(p.device).multiprocessors;
-        const SlabGrid g = slab_grid(p, sms);
+        const Problem& p = p_;
+        const int sms = sms_;
+        const SlabGrid& g = grid_;
         const double blocks = double(g.tiles_x) * g.tiles_y * g.chunks, waves = std::ceil(blocks / sms);
         const double steps = std::ceil(double(g.chunk + kSlabMaxT - 1) / kSlabPlanes);
         double t = waves * steps * 11e-6 + 10e-6;
@@ -252,9 +207,32 @@ public:
         return with_host_transfers(p, t);
     }
 
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    flcc_result create(std::unique_ptr<Executor>& out) const override
     {
-        return make_device_executor<SlabsExecutor>(out, p);
+        return make_device_executor<SlabsExecutor>(out, p_, sms_, grid_);
+    }
+
+private:
+    Problem p_;
+    int sms_;
+    SlabGrid grid_;
+};
+
+class SlabsSolver final : public Solver {
+public:
+    const char* name() const override { return "device.fourier3.slabs"; }
+    flcc_platform platform() const override { return FLCC_DEVICE; }
+
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
+    {
+        if (p.dim != 3) return nullptr;
+        for (int a = 0; a < 3; ++a)
+            if (p.templ[a] > kSlabMaxT) return nullptr;
+        if (!fourier3_indexable(p)) return nullptr;
+        // The grids' extents.
+        const int64_t tiles = (p.out[2] + kSlabOut - 1) / kSlabOut * ((p.out[1] + kSlabOut - 1) / kSlabOut);
+        if (tiles >= (int64_t(1) << 31)) return nullptr;
+        return std::make_unique<SlabsCandidate>(p, device_properties(p.device).multiprocessors);
     }
 };
 

@@ -12,7 +12,9 @@
 #include "device/executor.h"
 #include "device/kernels/fourier.cuh"
 #include "device/template_prep.h"
-#include "plan/legacy_solver.h"
+#include "geometry/fft_size.h"
+#include "geometry/guard.h"
+#include "geometry/interior.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -29,18 +31,17 @@ namespace flcc::device {
 namespace {
 
 // Runs of one axis cut into pieces of at most `longest` outputs, balanced. LCC cuts at the
-// zone boundaries (windows touching the padding run uncentred, as on the host); convolution,
-// never centred, needs no zones.
+// interior's bounds (geometry/interior.h: windows touching the padding run uncentred, as on the
+// host); convolution, never centred, needs no zones.
 struct Piece {
     int start, size, boundary;
 };
 std::vector<Piece> pieces(const Problem& p, int axis, int longest)
 {
-    const bool zones = p.op == Op::lcorr;
-    const int64_t lo = zones ? std::min(p.pad[axis], p.out[axis]) : 0;
-    const int64_t hi = zones ? std::max(lo, std::min(p.out[axis], p.image[axis] - p.templ[axis] + p.pad[axis] + 1))
-                             : p.out[axis];
-    const int64_t cuts[4] = {0, lo, hi, p.out[axis]};
+    const geometry::Interior in = p.op == Op::lcorr
+                                      ? geometry::axis_interior(p.image[axis], p.templ[axis], p.out[axis], p.pad[axis])
+                                      : geometry::Interior{0, p.out[axis]};
+    const int64_t cuts[4] = {0, in.lo, in.hi, p.out[axis]};
     std::vector<Piece> v;
     for (int k = 0; k < 3; ++k) {
         const int64_t len = cuts[k + 1] - cuts[k];
@@ -70,7 +71,7 @@ TilePlan plan_tiles(const Problem& p, int edge)
         const bool flat = p.dim == 2 && a == 0;
         axes[a] = pieces(p, a, flat ? 1 : std::max(1, edge - int(p.templ[a]) + 1));
         if (!flat)
-            for (const Piece& pc : axes[a]) uniform[a] = std::max(uniform[a], fast_size(pc.size + int(p.templ[a]) - 1));
+            for (const Piece& pc : axes[a]) uniform[a] = std::max(uniform[a], int(geometry::fast_fft_size(pc.size + int(p.templ[a]) - 1)));
     }
     TilePlan plan;
     double exact_volume = 0;
@@ -86,7 +87,7 @@ TilePlan plan_tiles(const Problem& p, int edge)
                     t.origin[a] = pc[a]->start;
                     t.size[a] = pc[a]->size;
                     t.boundary |= pc[a]->boundary;
-                    F[size_t(a)] = (p.dim == 2 && a == 0) ? 1 : fast_size(t.size[a] + int(p.templ[a]) - 1);
+                    F[size_t(a)] = (p.dim == 2 && a == 0) ? 1 : int(geometry::fast_fft_size(t.size[a] + int(p.templ[a]) - 1));
                     box *= F[size_t(a)];
                 }
                 exact_volume += box;
@@ -124,7 +125,8 @@ struct Group {
 
 class FourierExecutor final : public DeviceExecutor {
 public:
-    FourierExecutor(const Problem& p, int edge) : DeviceExecutor(p), edge_(edge) {}
+    // `tiles`: the candidate's layout (plan_tiles).
+    FourierExecutor(const Problem& p, const TilePlan& tiles) : DeviceExecutor(p), tiles_(tiles) {}
 
     flcc_result create()
     {
@@ -141,7 +143,7 @@ public:
 
         // Tiles grouped by FFT box (see plan_tiles).
         std::map<std::array<int, 3>, size_t> index;
-        for (const auto& [F, t] : plan_tiles(p_, edge_).tiles) {
+        for (const auto& [F, t] : tiles_.tiles) {
             auto it = index.find(F);
             if (it == index.end()) {
                 it = index.emplace(F, groups_.size()).first;
@@ -188,8 +190,7 @@ public:
     // one small kernel (template_prep.h), then the groups' spectra from the taps, all in stream
     // order ahead of the frame: no host round trip and no wait. The spectra are transformed at
     // every exec, changed or not (the host cannot know): one R2C of a group's box each, which
-    // costs an unchanged template a little and saves a new one the host round trip
-    // (performance.md's appendix has the figures).
+    // costs an unchanged template a little and saves a new one the host round trip.
     bool prepares_device_templates() const override { return true; }
 
     flcc_result set_device_template(const float* templ) override
@@ -277,9 +278,9 @@ private:
             const int mx = g.march_x, my = march_rows(mx);
             g.chunk = std::max(32, 4 * T0);
             // Small groups (the boundary slabs of FULL and SAME regions: a few tiles, thin along
-            // some axis) gave the kernel a block per multiprocessor or less, and took ~0.45 ms of
-            // 256^3 / 8^3 beside the interior's ~0.49 ms (Nsight Compute). Shorter chunks, down
-            // to 2 T0 planes, until there are about four blocks per multiprocessor.
+            // some axis) would give the kernel a block per multiprocessor or less, leaving the
+            // device mostly idle: shorter chunks, down to 2 T0 planes, until there are about four
+            // blocks per multiprocessor.
             const int sms = device_properties(-1).multiprocessors;
             const int64_t columns = int64_t((g.tx + mx - 1) / mx) * ((g.ty + my - 1) / my) * nt;
             while (g.chunk / 2 >= 2 * T0 && columns * ((g.tz + g.chunk - 1) / g.chunk) < 4 * int64_t(sms))
@@ -339,25 +340,13 @@ private:
         return FLCC_SUCCESS;
     }
 
-    // The rounding bound F of a group's window sums (|error| <= F u m for sums of x, F u m^2 for
-    // sums of x^2, m the largest centred magnitude), as TileRunner::guard_factor on the host;
-    // doubled for safety. 2D (row_sums, column_sums_finalise): a prefix scan along rows of up to
-    // wx columns, differences, then vertical running sums over T1 and up to ty steps (runs of
-    // kColumnRows, fewer). 3D
-    // (window_sums_finalise): horizontal sums of T2 terms, vertical sums of T1 of them, a first
-    // window of T0 planes, then up to chunk steps that each add and subtract a plane.
+    // The rounding bound F of a group's window sums (geometry/guard.h): 2D for row_sums and
+    // column_sums_finalise (runs of kColumnRows rows, or fewer), 3D for window_sums_finalise
+    // (chunks of g.chunk planes).
     double fourier_guard_factor(const Group& g) const
     {
-        const double t0 = double(p_.templ[0]), t1 = double(p_.templ[1]), t2 = double(p_.templ[2]);
-        if (p_.dim == 2) {
-            const double len = double(g.tx + p_.templ[2]);
-            const double eh = 2 * len * len + t2;   // h = Q[c + t2] - Q[c]
-            const double es = t1 * eh + t2 * (t1 * t1 + 2 * g.ty * (t1 + 1));
-            return 2 * (es + t1 * t2);
-        }
-        const double plane = t1 * t2 * (t1 + t2);
-        const double e = t0 * plane + t0 * t0 * t1 * t2 + g.chunk * (2 * (t0 + 1) * t1 * t2 + 2 * plane);
-        return 2 * e;
+        if (p_.dim == 2) return geometry::fourier_tile_guard_2d(p_.templ[1], p_.templ[2], g.tx, g.ty);
+        return geometry::fourier_tile_guard_3d(double(p_.templ[0]), double(p_.templ[1]), double(p_.templ[2]), g.chunk);
     }
 
     // Every group's work for the frame in the slot, on `s`.
@@ -417,7 +406,7 @@ private:
                                     [this](cudaStream_t c) { return enqueue_groups(c); });
     }
 
-    int edge_;
+    TilePlan tiles_;
     int tap_row_ = 4;
     DeviceBuffer slot_, taps_, tap_sum_;
     PinnedBuffer staged_;   // template uploads: taps, then their sum
@@ -427,7 +416,43 @@ private:
     FrameGraph graph_;
 };
 
-class FourierSolver final : public LegacySolver {
+// The largest box a variant of box edge `edge` transforms: per axis the edge, or less when the
+// whole axis needs less.
+double largest_box(const Problem& p, int edge)
+{
+    double box = 1;
+    for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge, p.out[a] + p.templ[a] - 1));
+    return box;
+}
+
+class FourierCandidate final : public Candidate {
+public:
+    FourierCandidate(const Problem& p, int edge, TilePlan tiles) : p_(p), edge_(edge), tiles_(std::move(tiles)) {}
+
+    // Cost model of an H100-class device (docs/performance.md describes the fit):
+    // ~5 n log2 n flops per transform at ~15 TFLOP/s effective, two transforms per tile, plus
+    // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~15 us per group (about ten
+    // graph nodes); host-resident frames add their transfers, overlapped.
+    double estimate_seconds() const override
+    {
+        const double box = largest_box(p_, edge_);
+        const double flops = 2 * 5 * tiles_.volume * std::log2(std::max(2.0, box));
+        double t = flops / 15e12 + 60 * tiles_.volume / 2.5e12 + 15e-6 * tiles_.groups + 10e-6;
+        return with_host_transfers(p_, t);
+    }
+
+    flcc_result create(std::unique_ptr<Executor>& out) const override
+    {
+        return make_device_executor<FourierExecutor>(out, p_, tiles_);
+    }
+
+private:
+    Problem p_;
+    int edge_;
+    TilePlan tiles_;
+};
+
+class FourierSolver final : public Solver {
 public:
     FourierSolver(int dim, int edge) : dim_(dim), edge_(edge)
     {
@@ -437,37 +462,20 @@ public:
     const char* name() const override { return name_.c_str(); }
     flcc_platform platform() const override { return FLCC_DEVICE; }
 
-    bool applicable(const Problem& p) const override
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
     {
-        if (p.dim != dim_) return false;
+        if (p.dim != dim_) return nullptr;
         for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) {
-            if (p.templ[a] >= edge_) return false;   // a box must hold more than the template
+            if (p.templ[a] >= edge_) return nullptr;   // a box must hold more than the template
             // A box far larger than the whole problem needs is the next variant's business.
-            if (edge_ > 2 * fast_size(int(p.out[a] + p.templ[a] - 1)) && edge_ > 2 * int(p.templ[a] + 1)) return false;
+            if (edge_ > 2 * int(geometry::fast_fft_size(int(p.out[a] + p.templ[a] - 1))) && edge_ > 2 * int(p.templ[a] + 1)) return nullptr;
         }
         // Buffers stay within a sane budget (8 GiB): ~60 bytes per transformed box element
         // (input, spectrum, output, window sums); a single box within int.
-        double box = 1;
-        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
-        return box < double(1 << 30) && plan_tiles(p, edge_).volume * 60 < 8.0 * (1 << 30);
-    }
-
-    // ~5 n log2 n flops per transform at ~15 TFLOP/s effective, two transforms per tile, plus
-    // ~60 bytes of memory traffic per box element at ~2.5 TB/s and ~15 us per group (about ten
-    // graph nodes); host-resident frames add their transfers, overlapped.
-    double estimate_seconds(const Problem& p) const override
-    {
-        const TilePlan plan = plan_tiles(p, edge_);
-        double box = 1;
-        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) box *= double(std::min<int64_t>(edge_, p.out[a] + p.templ[a] - 1));
-        const double flops = 2 * 5 * plan.volume * std::log2(std::max(2.0, box));
-        double t = flops / 15e12 + 60 * plan.volume / 2.5e12 + 15e-6 * plan.groups + 10e-6;
-        return with_host_transfers(p, t);
-    }
-
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
-    {
-        return make_device_executor<FourierExecutor>(out, p, edge_);
+        if (largest_box(p, edge_) >= double(1 << 30)) return nullptr;
+        TilePlan tiles = plan_tiles(p, edge_);
+        if (tiles.volume * 60 >= 8.0 * (1 << 30)) return nullptr;
+        return std::make_unique<FourierCandidate>(p, edge_, std::move(tiles));
     }
 
 private:

@@ -1,5 +1,8 @@
 #include "device/zones.h"
 
+#include "geometry/guard.h"
+#include "geometry/interior.h"
+
 #include <algorithm>
 
 namespace flcc::device {
@@ -21,18 +24,17 @@ void fill_extents(const Problem& q, TileParams& p)
 
 int make_zones(const Problem& q, const int ot[3], TileParams& p)
 {
-    // Per axis up to three runs: [0, lo) boundary, [lo, hi) interior, [hi, out) boundary, as in
-    // host/tile_runner.cpp.
+    // Per axis up to three runs: [0, lo) boundary, [lo, hi) interior, [hi, out) boundary
+    // (geometry/interior.h).
     struct Run {
         int start, size, boundary;
     };
     Run runs[3][3];
     int nruns[3];
     for (int a = 0; a < 3; ++a) {
-        const int64_t lo = std::min(q.pad[a], q.out[a]);
-        const int64_t hi = std::max(lo, std::min(q.out[a], q.image[a] - q.templ[a] + q.pad[a] + 1));
+        const geometry::Interior in = geometry::axis_interior(q.image[a], q.templ[a], q.out[a], q.pad[a]);
         nruns[a] = 0;
-        const int64_t cuts[4] = {0, lo, hi, q.out[a]};
+        const int64_t cuts[4] = {0, in.lo, in.hi, q.out[a]};
         for (int k = 0; k < 3; ++k)
             if (cuts[k + 1] > cuts[k])
                 runs[a][nruns[a]++] = {int(cuts[k]), int(cuts[k + 1] - cuts[k]), k != 1};
@@ -65,11 +67,7 @@ int make_zones(const Problem& q, const int ot[3], TileParams& p)
 
 double guard_factor(const Extent& t, const int ot[3])
 {
-    const double t0 = double(t[0]), t1 = double(t[1]), t2 = double(t[2]);
-    const double ez = t0 > 1 ? t0 * t0 + 2 * ot[0] * (t0 + 1) : 0;
-    const double eh = t2 * ez + t0 * (t2 * t2 + 2 * ot[2] * (t2 + 1));
-    const double es = t1 * eh + t0 * t2 * (t1 * t1 + 2 * ot[1] * (t1 + 1));
-    return 2 * (es + t0 * t1 * t2);
+    return geometry::tile_kernel_guard(double(t[0]), double(t[1]), double(t[2]), ot[0], ot[1], ot[2]);
 }
 
 }  // namespace flcc::device

@@ -1,10 +1,11 @@
 // The host direct solvers: the numerator is a register-blocked spatial correlation per tile.
-// One solver per specialised size (square 2..32 in 2D, cubic 2..10 in 3D, the 3D ones running
-// the square kernel of their size on each template slice) plus a generic one per dimension.
+// One solver per specialised size (geometry/specialised_sizes.def: square in 2D, cubic in 3D,
+// the 3D ones running the square kernel of their size on each template slice) plus a generic
+// one per dimension.
+#include "geometry/specialised_sizes.h"
 #include "host/kernels/kernel_set.h"
 #include "host/thread_pool.h"
 #include "host/tile_runner.h"
-#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -87,7 +88,53 @@ Extent direct_tile(const Problem& p)
     return {8, 16, 128};
 }
 
-class DirectSolver final : public LegacySolver {
+// The candidate of a direct solver: its kernel set, kernel and tile.
+class DirectCandidate final : public Candidate {
+public:
+    DirectCandidate(const Problem& p, const KernelSet& ks, CorrelateFn fn, bool specialised)
+        : p_(p), ks_(ks), fn_(fn), specialised_(specialised), tile_(direct_tile(p))
+    {
+    }
+
+    // Cost model: fused multiply-adds at 40 G/s per thread for kernels of 64-column blocks
+    // (AVX-512), 20 G/s for 16-column blocks and 4 G/s below (the rate scales with the vector
+    // width), the generic kernels at three quarters of that, plus the per-output cost of
+    // gathering, window sums and finalisation.
+    double estimate_seconds() const override
+    {
+        const Problem& p = p_;
+        const double per_thread = ks_.block_cols >= 64 ? 40e9 : ks_.block_cols >= 16 ? 20e9 : 4e9;
+        const double rate = per_thread * p.threads * (specialised_ ? 1.0 : 0.75);
+        const double macs = double(p.out_elems()) * double(p.templ_elems());
+        const double per_output = (p.op == Op::lcorr ? 2e-9 : 0.6e-9) / p.threads;
+        return macs / rate + double(p.out_elems()) * per_output;
+    }
+
+    flcc_result create(std::unique_ptr<Executor>& out) const override
+    {
+        try {
+            out = std::make_unique<DirectExecutor>(p_, ks_, fn_, tile_);
+        } catch (const std::bad_alloc&) {
+            return FLCC_ALLOC_FAILED;
+        }
+        return FLCC_SUCCESS;
+    }
+
+private:
+    Problem p_;
+    const KernelSet& ks_;
+    CorrelateFn fn_;
+    bool specialised_;
+    Extent tile_;
+};
+
+// Both lists run the kernel set's square kernels (KernelSet::square[n]).
+constexpr int kSquareKernels = int(sizeof(KernelSet::square) / sizeof(KernelSet::square[0]));
+static_assert(geometry::kHostDirect2D.first >= 2 && geometry::kHostDirect2D.last < kSquareKernels &&
+                  geometry::kHostDirect3D.first >= 2 && geometry::kHostDirect3D.last < kSquareKernels,
+              "every specialised host size has a square kernel");
+
+class DirectSolver final : public Solver {
 public:
     // n = 0: generic.
     DirectSolver(int dim, int n) : dim_(dim), n_(n)
@@ -98,34 +145,11 @@ public:
     const char* name() const override { return name_.c_str(); }
     flcc_platform platform() const override { return FLCC_HOST; }
 
-    bool applicable(const Problem& p) const override
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
     {
-        return p.dim == dim_ && (n_ == 0 || p.template_is_cube(n_));
-    }
-
-    // Fused multiply-adds at a rate measured on the 2-core development machine (AVX-512:
-    // ~40 GFMA/s per thread sustained by the kernel; others scaled by vector width), plus the
-    // per-output cost of gathering, window sums and finalisation.
-    double estimate_seconds(const Problem& p) const override
-    {
+        if (p.dim != dim_ || (n_ != 0 && !p.template_is_cube(n_))) return nullptr;
         const KernelSet& ks = select_kernel_set();
-        const double per_thread = ks.block_cols >= 64 ? 40e9 : ks.block_cols >= 16 ? 20e9 : 4e9;
-        const double rate = per_thread * p.threads * (n_ ? 1.0 : 0.75);
-        const double macs = double(p.out_elems()) * double(p.templ_elems());
-        const double per_output = (p.op == Op::lcorr ? 2e-9 : 0.6e-9) / p.threads;
-        return macs / rate + double(p.out_elems()) * per_output;
-    }
-
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
-    {
-        const KernelSet& ks = select_kernel_set();
-        const CorrelateFn fn = n_ ? ks.square[n_] : ks.generic;
-        try {
-            out = std::make_unique<DirectExecutor>(p, ks, fn, direct_tile(p));
-        } catch (const std::bad_alloc&) {
-            return FLCC_ALLOC_FAILED;
-        }
-        return FLCC_SUCCESS;
+        return std::make_unique<DirectCandidate>(p, ks, n_ ? ks.square[n_] : ks.generic, n_ != 0);
     }
 
 private:
@@ -143,9 +167,11 @@ void register_host_direct(SolverList& list)
 {
     static std::vector<std::unique_ptr<host::DirectSolver>> solvers = [] {
         std::vector<std::unique_ptr<host::DirectSolver>> s;
-        for (int n = 2; n <= 32; ++n) s.push_back(std::make_unique<host::DirectSolver>(2, n));
+        for (int n = geometry::kHostDirect2D.first; n <= geometry::kHostDirect2D.last; ++n)
+            s.push_back(std::make_unique<host::DirectSolver>(2, n));
         s.push_back(std::make_unique<host::DirectSolver>(2, 0));
-        for (int n = 2; n <= 10; ++n) s.push_back(std::make_unique<host::DirectSolver>(3, n));
+        for (int n = geometry::kHostDirect3D.first; n <= geometry::kHostDirect3D.last; ++n)
+            s.push_back(std::make_unique<host::DirectSolver>(3, n));
         s.push_back(std::make_unique<host::DirectSolver>(3, 0));
         return s;
     }();

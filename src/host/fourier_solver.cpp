@@ -37,13 +37,13 @@
 // coefficient whose window variance is too small against the error is recomputed directly.
 #include "host/fourier_solver.h"
 
+#include "geometry/fft_size.h"
 #include "host/fourier_accuracy.h"
 #include "host/kernels/kernel_set.h"
 #include "host/real_fft.h"
 #include "host/thread_pool.h"
 #include "host/tile_runner.h"
 #include "plan/error.h"
-#include "plan/legacy_solver.h"
 #include "plan/registry.h"
 #include "plan/template.h"
 
@@ -89,7 +89,7 @@ struct Cut {
                 size_t i = 0;
                 while (i < ax.lengths.size() && ax.lengths[i] != s.length) ++i;
                 if (i == ax.lengths.size()) {
-                    const int64_t n = fast_fft_size(s.length + p.templ[a] - 1);
+                    const int64_t n = geometry::fast_fft_size(s.length + p.templ[a] - 1);
                     size_t j = 0;
                     while (j < ax.sizes.size() && ax.sizes[j] != n) ++j;
                     if (j == ax.sizes.size()) {
@@ -160,14 +160,10 @@ fftwf_complex* as_complex(AlignedArray<float>& a)
     return reinterpret_cast<fftwf_complex*>(a.data());
 }
 
-// Cost model, seconds per frame, calibrated on the 2-core development machine (AMD EPYC with
-// AVX-512; FFTW 3.3.10, whose codelets there are AVX): FFTW_MEASURE pair timings of square and
-// cubic boxes (an r2c + c2r pair costs 0.17-0.20 ns per V log2 V up to 512^2, 0.3-0.4 beyond
-// once the pipeline's buffers share the cache; 3D 0.21-0.28), then flcc-bench with --threads 1
-// (min of 2 x 7 repeats) on 2000^2 (LCC valid, convolution full; templates 16, 32, 64; boxes
-// 128..1024) and 200^3 (LCC valid and full; templates 8, 16; boxes 32..whole) to fit the
-// per-element and per-output terms. Checked at 2 threads on a quiet machine: 2D LCC estimates
-// within 10% of measured (t256/t512, templates 16-64), convolution 20% high, 3D 5-25% low.
+// Cost model, seconds per frame: the transforms (an r2c + c2r pair per V log2 V, dearer once a
+// box no longer fits the cache), the per-element work around them and the tile pipeline's
+// per-row and per-output work. The constants are fitted to FFTW and flcc-bench timings
+// (docs/performance.md).
 struct CostModel {
     // An r2c + c2r pair, seconds per V log2 V: boxes of up to 2^18 elements, larger 2D boxes,
     // larger 3D boxes.
@@ -199,9 +195,10 @@ void add_background(float* __restrict x, int64_t n, double base, const double* _
 
 class FourierExecutor final : public Executor, private Numerator {
 public:
-    FourierExecutor(const Problem& p, const Extent& tile, bool whole)
-        : p_(p), ks_(select_kernel_set()), runner_(p, ks_, tile, 1, 1), cut_(p, runner_.layout(), whole),
-          pool_(cut_.pool_threads), fft_pool_(cut_.fft_threads), taps_(p.templ_elems())
+    // `runner` and `cut`: the candidate's layout (FourierCandidate).
+    FourierExecutor(const Problem& p, const TileRunner& runner, const Cut& cut)
+        : p_(p), ks_(runner.kernel_set()), runner_(runner), cut_(cut), pool_(cut_.pool_threads),
+          fft_pool_(cut_.fft_threads), taps_(p.templ_elems())
     {
         for (int t = 0; t < pool_.size(); ++t) {
             scratch_.push_back(runner_.make_scratch());
@@ -213,7 +210,7 @@ public:
                 fft_scratch_.back().background = std::make_unique<Background>(in, ks_);
             }
         }
-        // FFTW_MEASURE (slow to plan, up to 2x faster to run) for the shapes doing at least a
+        // FFTW_MEASURE (slow to plan, faster to run) for the shapes doing at least a
         // tenth of the work, FFTW_ESTIMATE for the rest (short tiles at the ends of the axes).
         const CostModel model;
         double total = 0;
@@ -418,43 +415,50 @@ private:
 constexpr int kSmallestBox[4] = {0, 0, 64, 16};
 constexpr int kLargestBox[4] = {0, 0, 4096, 256};
 
-class FourierSolver final : public LegacySolver {
+// The largest output tile of a variant of largest box `box` (0: whole): per axis the whole
+// output when its box fits the variant's limit, else limit - T + 1 (false when the limit is not
+// above the template).
+bool tile_of(const Problem& p, int box, Extent& tile)
+{
+    for (int a = 0; a < 3; ++a) {
+        const int64_t limit = box == 0 || (p.dim == 2 && a == 0) ? INT64_MAX : box;
+        if (p.out[a] + p.templ[a] - 1 <= limit)
+            tile[a] = p.out[a];
+        else if (limit > p.templ[a])
+            tile[a] = limit - p.templ[a] + 1;
+        else
+            return false;
+    }
+    return true;
+}
+
+// A variant's plan for one problem: its tile pipeline (with the tile layout) and its cut into
+// FFT shapes, made once and handed to the executor.
+class FourierCandidate final : public Candidate {
 public:
-    // box = 0: the whole variant.
-    FourierSolver(int dim, int box) : dim_(dim), box_(box)
+    FourierCandidate(const Problem& p, int box, const Extent& tile)
+        : p_(p), box_(box), runner_(p, select_kernel_set(), tile, 1, 1),
+          cut_(p, runner_.layout(), box == 0)
     {
-        name_ = "host.fourier" + std::to_string(dim) + "." +
-                (box ? "t" + std::to_string(box) : std::string("whole"));
     }
 
-    const char* name() const override { return name_.c_str(); }
-    flcc_platform platform() const override { return FLCC_HOST; }
-
-    bool applicable(const Problem& p) const override
-    {
-        if (p.dim != dim_) return false;
-        Extent tile;
-        if (!tile_of(p, tile)) return false;
-        const TileRunner runner(p, select_kernel_set(), tile, 1, 1);
-        return Cut(p, runner.layout(), box_ == 0).fft_bytes <= kFftBudgetBytes;
-    }
+    bool within_budget() const { return cut_.fft_bytes <= kFftBudgetBytes; }
 
     // The variant of half this box (registered before it) leaves every axis untiled too when
     // each axis's box fits half of it: same tiles, same FFT sizes, same computation.
-    bool repeats_smaller_variant(const Problem& p) const override
+    bool repeats_smaller_variant() const override
     {
-        if (box_ == 0 || box_ <= kSmallestBox[dim_]) return false;
-        for (int a = dim_ == 2 ? 1 : 0; a < 3; ++a)
+        const Problem& p = p_;
+        if (box_ == 0 || box_ <= kSmallestBox[p.dim]) return false;
+        for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a)
             if (p.out[a] + p.templ[a] - 1 > box_ / 2) return false;
         return true;
     }
 
-    double estimate_seconds(const Problem& p) const override
+    double estimate_seconds() const override
     {
-        Extent tile;
-        if (!tile_of(p, tile)) return 1e30;
-        const TileRunner runner(p, select_kernel_set(), tile, 1, 1);
-        const Cut cut(p, runner.layout(), box_ == 0);
+        const Problem& p = p_;
+        const Cut& cut = cut_;
         const CostModel m;
         double fft = 0, filters = 0;
         for (size_t i = 0; i < cut.shapes.size(); ++i) {
@@ -464,7 +468,7 @@ public:
         if (p.type == FLCC_STREAM) filters = 0;
         // The pipeline gathers whole boxes, short tiles included (and in 3D LCC makes sums
         // over the template's planes on whole box planes).
-        const TileLayout& l = runner.layout();
+        const TileLayout& l = runner_.layout();
         double rows = 0, planes = 0;
         for (const Segment& s : l.segments[0]) {
             rows += double(s.length + p.templ[0] - 1);
@@ -487,12 +491,10 @@ public:
         return (fft + filters + pipeline) / cut.pool_threads;
     }
 
-    flcc_result create(const Problem& p, std::unique_ptr<Executor>& out) const override
+    flcc_result create(std::unique_ptr<Executor>& out) const override
     {
-        Extent tile;
-        if (!tile_of(p, tile)) return FLCC_METHOD_NOT_APPLICABLE;
         try {
-            out = std::make_unique<FourierExecutor>(p, tile, box_ == 0);
+            out = std::make_unique<FourierExecutor>(p_, runner_, cut_);
         } catch (const std::bad_alloc&) {
             return FLCC_ALLOC_FAILED;
         }
@@ -500,22 +502,35 @@ public:
     }
 
 private:
-    // The largest output tile: per axis the whole output when its box fits the variant's
-    // limit, else limit - T + 1 (false when the limit is not above the template).
-    bool tile_of(const Problem& p, Extent& tile) const
+    Problem p_;
+    int box_;
+    TileRunner runner_;
+    Cut cut_;
+};
+
+class FourierSolver final : public Solver {
+public:
+    // box = 0: the whole variant.
+    FourierSolver(int dim, int box) : dim_(dim), box_(box)
     {
-        for (int a = 0; a < 3; ++a) {
-            const int64_t limit = box_ == 0 || (dim_ == 2 && a == 0) ? INT64_MAX : box_;
-            if (p.out[a] + p.templ[a] - 1 <= limit)
-                tile[a] = p.out[a];
-            else if (limit > p.templ[a])
-                tile[a] = limit - p.templ[a] + 1;
-            else
-                return false;
-        }
-        return true;
+        name_ = "host.fourier" + std::to_string(dim) + "." +
+                (box ? "t" + std::to_string(box) : std::string("whole"));
     }
 
+    const char* name() const override { return name_.c_str(); }
+    flcc_platform platform() const override { return FLCC_HOST; }
+
+    std::unique_ptr<Candidate> plan(const Problem& p) const override
+    {
+        if (p.dim != dim_) return nullptr;
+        Extent tile;
+        if (!tile_of(p, box_, tile)) return nullptr;
+        auto c = std::make_unique<FourierCandidate>(p, box_, tile);
+        if (!c->within_budget()) return nullptr;
+        return c;
+    }
+
+private:
     int dim_, box_;
     std::string name_;
 };

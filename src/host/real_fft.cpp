@@ -446,16 +446,6 @@ bool fft_allocator_in_effect()
 
 int64_t fft_reserve_blocks_live() { return FftMemory::blocks_live().load(); }
 
-int64_t fast_fft_size(int64_t n)
-{
-    for (int64_t m = n < 1 ? 1 : n;; ++m) {
-        int64_t r = m;
-        for (int64_t f : {2, 3, 5, 7})
-            while (r % f == 0) r /= f;
-        if (r == 1) return m;
-    }
-}
-
 int64_t RealFft::complex_elems(const Extent& n)
 {
     const std::vector<int> d = fft_dims(n);

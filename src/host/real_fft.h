@@ -41,9 +41,6 @@ namespace flcc::host {
 class ThreadPool;
 class FftReserve;
 
-// The smallest m >= n whose only prime factors are 2, 3, 5 and 7 (sizes FFTW does fastest).
-int64_t fast_fft_size(int64_t n);
-
 // Collects what FFTW did with memory while scopes naming it were active: whether a reserve had
 // to serve it (a failure), and the most bytes FFTW held at once on one thread.
 class FftGuard {

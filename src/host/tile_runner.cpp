@@ -1,5 +1,7 @@
 #include "host/tile_runner.h"
 
+#include "geometry/guard.h"
+#include "geometry/interior.h"
 #include "plan/template.h"
 
 #include <algorithm>
@@ -68,10 +70,9 @@ TileRunner::TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int r
     const int multiple[3] = {1, row_multiple, col_multiple};
     for (int a = 0; a < 3; ++a) {
         l.out[a] = std::max<int64_t>(1, std::min(tile[a], p.out[a]));
-        // Output o's window covers image [o - pad, o - pad + T - 1]: inside for o in
-        // [pad, S - T + pad]. Cut boundary and interior runs separately into tiles.
-        const int64_t lo = std::min(p.pad[a], p.out[a]);
-        const int64_t hi = std::max(lo, std::min(p.out[a], p.image[a] - p.templ[a] + p.pad[a] + 1));
+        // Boundary and interior runs (geometry/interior.h) are cut into tiles separately.
+        const geometry::Interior in = geometry::axis_interior(p.image[a], p.templ[a], p.out[a], p.pad[a]);
+        const int64_t lo = in.lo, hi = in.hi;
         const auto cut = [&](int64_t b, int64_t e, bool boundary) {
             for (int64_t s = b; s < e; s += l.out[a])
                 l.segments[a].push_back({s, std::min(l.out[a], e - s), boundary});
@@ -192,19 +193,15 @@ double TileRunner::centre_of(const float* frame, const Box& b) const
     return integral && std::fabs(mean) < 0x1p30 ? std::nearbyint(mean) : mean;
 }
 
-// A bound F on the rounding error of the window sums, in units of u * (largest term): the
-// running plane sums (3D), the running column sums, the prefix scan and the final difference,
-// each bounded by (operations along its path) x (largest partial sum), doubled for safety.
+// A bound F on the rounding error of the window sums, in units of u * (largest term)
+// (geometry/guard.h): the running plane sums (3D), the running column sums, the prefix scan
+// and the final difference.
 double TileRunner::guard_factor(const Box& b) const
 {
     const TileLayout& l = layout_;
-    const double t0 = double(p_.templ[0]), t1 = double(p_.templ[1]), t2 = double(p_.templ[2]);
-    const double planes = double(b.real[0]), rows = double(l.padded[1]);
-    const double len = double(l.in[2]) + 16;   // prefix scan length
-    const double ez = t0 > 1 ? t0 * t0 + 2 * planes * (t0 + 1) : 0;
-    const double ev = (t1 + 2 * rows) * ez + t0 * (t1 * t1 + 2 * rows * (t1 + 1));
-    const double eq = len * ev + len * len * t0 * t1;
-    return 2 * (2 * eq + t0 * t1 * t2);
+    return geometry::tile_pipeline_guard(double(p_.templ[0]), double(p_.templ[1]), double(p_.templ[2]),
+                                         double(b.real[0]), double(l.padded[1]),
+                                         double(l.in[2]) + 16);   // prefix scan length
 }
 
 bool TileRunner::run_in_place(const float* frame, float* out_frame, const Box& b,

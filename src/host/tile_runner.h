@@ -110,6 +110,7 @@ public:
                int col_multiple, bool in_place = false);
 
     const TileLayout& layout() const { return layout_; }
+    const KernelSet& kernel_set() const { return ks_; }
     TileScratch make_scratch() const;
     int64_t scratch_bytes() const;
 

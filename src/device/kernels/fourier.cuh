@@ -153,8 +153,8 @@ __global__ void gather(FftGroupParams g)
 }
 
 // The prepared template (taps, rows of tap_row) zero-padded to the group's box. Grid: box rows
-// (F0 * F1); a block writes its row (no 64-bit division per element: it was 4x the time of the
-// writes themselves on 2048^2 boxes).
+// (F0 * F1); a block writes its row (no 64-bit division per element, which would cost more
+// than the writes themselves).
 __global__ void template_box(FftGroupParams g, float* box)
 {
     const int row = blockIdx.x, a = row / g.F[1], i = row - a * g.F[1];
@@ -348,9 +348,9 @@ __global__ void __launch_bounds__(kMarchThreads, 3)
     double* ring2 = ring1 + ring * nthreads;
 
     // Box sums of plane a at this thread's output column; every thread of the block calls it.
-    // The row addressing is set up once: recomputed per row from the run-time extents, it was
-    // ~45 of the ~100 instructions of each row's 8 loads and sums (Nsight Compute, 256^3 / 8^3),
-    // and the kernel is bound by instruction issue.
+    // The row addressing is set up once: recomputed per row from the run-time extents it would
+    // be a large share of each row's loads and sums, and the kernel is bound by instruction
+    // issue.
     const int rows_in = min(hy, g.F[1] - y0);   // patch rows inside the box
     const bool cols_in = c + T2 <= g.F[2];       // rows and columns beyond the box only ever
                                                  // feed outputs that are not live

@@ -13,8 +13,7 @@
 //   5. transforms the output rows back and stores the coefficients (or the convolution).
 // The image is read once from memory (the boxes overlap in L2), the output written twice (the
 // factors wait there); no frame-sized intermediate exists, where device.fourier3.planes (R2C +
-// sums + C2R + the finalisation) makes a pass over frame-sized buffers at each step. The window
-// sums take about half of its time (performance.md's appendix has the profile).
+// sums + C2R + the finalisation) makes a pass over frame-sized buffers at each step.
 //
 // Numerics (LCC) are those of finalise_planes: one centring constant c for the transforms with
 // the padding at zero and c times the taps over the padding added back in double (padding at -c
@@ -24,7 +23,8 @@
 #pragma once
 
 #include "device/kernels/fft32.h"
-#include "device/kernels/fourier_planes.cuh"
+#include "device/kernels/fourier3_frame.cuh"
+#include "geometry/guard.h"
 
 #include <cuda_pipeline.h>
 
@@ -66,11 +66,11 @@ static_assert(kRowsScratchBytes >= kRowsOutputs * sizeof(float), "numerators fit
 static_assert(kRowsScratchBytes % 16 == 0, "aligned");
 static_assert(size_t(kRowsBins) * kRowsSpecBin * sizeof(float2) <= kRowsBoxBytes, "output spectra fit the box");
 
-// The error bound factor of the window sums (planes_guard_factor's terms): running sums along
+// The error bound factor of the window sums (geometry::frame_guard): running sums along
 // chunks of kRowsZ planes, runs of kRowsRunX columns and kRowsRunY rows.
 inline double rows_guard_factor(int T0, int T1, int T2)
 {
-    return planes_guard_factor(T0, T1, T2, kRowsZ, kRowsRunX, kRowsRunY);
+    return geometry::frame_guard(T0, T1, T2, kRowsZ, kRowsRunX, kRowsRunY);
 }
 
 namespace rows_detail {

@@ -28,7 +28,7 @@
 #pragma once
 
 #include "device/kernels/fft32.h"
-#include "device/kernels/fourier_planes.cuh"
+#include "device/kernels/fourier3_frame.cuh"
 #include "device/kernels/slab_layout.h"
 #include "device/kernels/template_taps.cuh"
 

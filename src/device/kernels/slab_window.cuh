@@ -6,7 +6,7 @@
 //
 // Why not inside slab_frame: that kernel runs one 512-thread block per multiprocessor with the
 // transforms' registers and ~140 KB of shared memory, where the window sums' dependent double
-// chains find too few warps to hide their latency (performance.md's appendix). Here two blocks
+// chains find too few warps to hide their latency. Here two blocks
 // of 12 warps share a multiprocessor, and slab_frame does what convolution does.
 //
 // slab_window: a block owns 32 x 32 outputs along x and y and a chunk of output planes (grid
@@ -29,7 +29,8 @@
 // slab_window_guard counts the block's chunk of running steps.
 #pragma once
 
-#include "device/kernels/fourier_planes.cuh"
+#include "device/kernels/fourier3_frame.cuh"
+#include "geometry/guard.h"
 #include "device/kernels/slab_layout.h"
 
 namespace flcc::device {
@@ -53,11 +54,11 @@ constexpr int kWinHs = kWinPatch * kWinHPitch;           // double2 per plane of
 constexpr size_t kWinSharedBytes = size_t(2) * (kWinZs + kWinHs) * sizeof(double2) +
                                    size_t(kWinRun) * kWinCThreads * sizeof(double);
 
-// The error bound factor of slab_window's sums (planes_guard_factor's terms): running sums
-// along `chunk` planes, then along runs of kWinRun columns and rows.
+// The error bound factor of slab_window's sums (geometry::frame_guard): running sums along
+// `chunk` planes, then along runs of kWinRun columns and rows.
 inline double slab_window_guard(int T0, int T1, int T2, int chunk)
 {
-    return planes_guard_factor(T0, T1, T2, chunk, kWinRun, kWinRun);
+    return geometry::frame_guard(T0, T1, T2, chunk, kWinRun, kWinRun);
 }
 
 namespace slab_window_detail {
