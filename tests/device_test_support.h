@@ -36,6 +36,10 @@ struct DeviceArray {
     DeviceArray(const std::vector<T>& v) : DeviceArray(v.size())
     {
         REQUIRE(cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+        // From pageable memory cudaMemcpy may return before its DMA ends, on the legacy stream,
+        // which the plans' non-blocking streams do not wait for: the data is on the device only
+        // once the legacy stream is done.
+        REQUIRE(cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess);
     }
     ~DeviceArray() { cudaFree(p); }
     std::vector<T> get() const
