@@ -162,7 +162,10 @@ FLCC_API flcc_result flcc_lcorr_plan(flcc_plan *plan, int dim, flcc_size image, 
  * template, writing `count` outputs back to back in `out` (see flcc_plan_output_size).
  * Pointers may be host memory (page-locked or not) or, in a build with CUDA, device memory;
  * the kind is detected. GPU plans overlap transfers with compute for host frames; host plans
- * given device memory copy it through host memory.
+ * given device memory copy it through host memory. On its own stream, a GPU plan given device
+ * memory first waits for the work queued on the legacy default stream (such as the DMA of a
+ * cudaMemcpy from pageable memory, which may outlive the call); bound to a caller's stream
+ * (flcc_plan_set_stream), it is ordered by that stream alone.
  * out[i] = sum_k image[k] * templ[i - k] over the zero-padded image (scipy.signal.convolve).
  *
  * The plan keeps the prepared template (normalised template, spectra): when `templ` holds the

@@ -10,10 +10,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -348,6 +350,45 @@ TEST_CASE("a full GPU: every GPU solver reports FLCC_ALLOC_FAILED, no sticky err
         std::vector<float> out(size_t(os.h) * os.w * os.d);
         CHECK((c.op == FLCC_CONV ? flcc_conv_exec(p, img.data(), t.data(), out.data(), 1)
                                  : flcc_lcorr_exec(p, img.data(), t.data(), out.data(), 1)) == FLCC_SUCCESS);
+        flcc_destroy(p);
+    }
+}
+
+namespace {
+
+// A host function the legacy stream runs: it holds that stream for a while.
+void CUDART_CB hold_legacy_stream(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }
+
+}  // namespace
+
+TEST_CASE("an exec on device data follows the caller's work on the legacy default stream",
+          "[device][stream]")
+{
+    if (skip_without_gpu()) return;
+    // The caller's image reaches the device on the legacy stream after a delay (as the DMA of a
+    // cudaMemcpy from pageable memory may): the exec, on the plan's own non-blocking stream,
+    // must wait for it and never see the zeros there before.
+    for (const std::string name : {"device.direct2.k5", "device.fourier2.t256"}) {
+        INFO(name);
+        const ref::Shape s{2, {61, 70, 1}, {5, 5, 1}, FLCC_SAME};
+        std::mt19937 rng(3);
+        const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
+        const auto t = ref::make_data(ref::Data::uniform, s, false, rng);
+        const auto want = th::reference(FLCC_LCORR, s, img.data(), t.data());
+        flcc_plan p = nullptr;
+        REQUIRE(forced_plan(&p, name, FLCC_LCORR, s, true) == FLCC_SUCCESS);
+        DeviceArray<float> d_img(std::vector<float>(img.size(), 0.f)), d_t(t),
+            d_out(size_t(ref::out_elems(s)));
+        float* pinned = nullptr;
+        REQUIRE(cudaMallocHost(&pinned, img.size() * sizeof(float)) == cudaSuccess);
+        std::copy(img.begin(), img.end(), pinned);
+        REQUIRE(cudaLaunchHostFunc(cudaStreamLegacy, hold_legacy_stream, nullptr) == cudaSuccess);
+        REQUIRE(cudaMemcpyAsync(d_img.p, pinned, img.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                cudaStreamLegacy) == cudaSuccess);
+        REQUIRE(flcc_lcorr_exec(p, d_img.p, d_t.p, d_out.p, 1) == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_LCORR, want, d_out.get().data()) <= 1e-5);
+        REQUIRE(cudaStreamSynchronize(cudaStreamLegacy) == cudaSuccess);
+        cudaFreeHost(pinned);
         flcc_destroy(p);
     }
 }

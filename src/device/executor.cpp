@@ -10,6 +10,7 @@ flcc_result DeviceExecutor::init()
     if ((r = compute_.create()) != FLCC_SUCCESS) return r;
     if ((r = upload_.create()) != FLCC_SUCCESS) return r;
     if ((r = download_.create()) != FLCC_SUCCESS) return r;
+    if ((r = legacy_done_.create()) != FLCC_SUCCESS) return r;
     for (int b = 0; b < 2; ++b) {
         if ((r = uploaded_[b].create()) != FLCC_SUCCESS) return r;
         if ((r = computed_[b].create()) != FLCC_SUCCESS) return r;
@@ -43,6 +44,16 @@ flcc_result DeviceExecutor::pipeline_buffers()
 int64_t DeviceExecutor::memory_bytes() const
 {
     return int64_t(in_[0].bytes() + in_[1].bytes() + out_[0].bytes() + out_[1].bytes());
+}
+
+flcc_result DeviceExecutor::follow_legacy_stream()
+{
+    if (user_ != nullptr) return FLCC_SUCCESS;
+    DeviceGuard guard(p_.device);
+    if (!guard.ok()) return FLCC_DEVICE_ERROR;
+    FLCC_CUDA_TRY(cudaEventRecord(legacy_done_.get(), cudaStreamLegacy));
+    FLCC_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), legacy_done_.get(), 0));
+    return FLCC_SUCCESS;
 }
 
 flcc_result DeviceExecutor::set_stream(void* stream)

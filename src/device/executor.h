@@ -22,6 +22,7 @@ public:
     int64_t memory_bytes() const override;
     DeviceControl* device() final { return this; }
 
+    flcc_result follow_legacy_stream() final;
     flcc_result set_stream(void* stream) final;
     flcc_result synchronize() final;
     // Executors that prepare device templates on the device override both.
@@ -57,6 +58,7 @@ private:
 
     PinnedBuffer status_;
     Stream compute_, upload_, download_;
+    Event legacy_done_;   // the legacy stream's work so far (follow_legacy_stream)
     Event uploaded_[2], computed_[2], downloaded_[2];
     DeviceBuffer in_[2], out_[2];
     cudaStream_t user_ = nullptr;

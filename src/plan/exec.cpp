@@ -55,6 +55,12 @@ flcc_result execute_plan(flcc_plan handle, Op op, const float* image, const floa
     std::vector<float> templ_host;
     const bool templ_on_device = memory_space(templ) == MemorySpace::device;
     DeviceControl* const device = plan->executor->device();
+    const MemorySpace in_space = memory_space(image), out_space = memory_space(out);
+    if (device != nullptr &&
+        (templ_on_device || in_space == MemorySpace::device || out_space == MemorySpace::device)) {
+        const flcc_result r = device->follow_legacy_stream();
+        if (r != FLCC_SUCCESS) return r;
+    }
     const bool compared_on_device =
         templ_on_device && device != nullptr && device->prepares_device_templates();
     if (compared_on_device) {
@@ -78,7 +84,6 @@ flcc_result execute_plan(flcc_plan handle, Op op, const float* image, const floa
         plan->template_ready = true;
     }
 
-    const MemorySpace in_space = memory_space(image), out_space = memory_space(out);
     const bool gpu = plan->solver->platform() == FLCC_DEVICE;
     if (in_space == out_space && (gpu || in_space == MemorySpace::host))
         return plan->executor->execute(image, out, count, in_space);

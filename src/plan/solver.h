@@ -26,6 +26,13 @@ public:
     virtual bool prepares_device_templates() const = 0;
     virtual flcc_result set_device_template(const float* templ) = 0;
 
+    // Orders this exec's device work after the work the caller queued on the legacy default
+    // stream (a cudaMemcpy from pageable memory returns before its DMA ends there), when the
+    // executor runs on its own stream, which does not wait for the legacy stream by itself. On a
+    // bound caller's stream, the ordering is the caller's. Called before an exec whose arrays
+    // include device memory.
+    virtual flcc_result follow_legacy_stream() = 0;
+
     // Enqueue on a caller's CUDA stream (nullptr: the executor's own).
     virtual flcc_result set_stream(void* stream) = 0;
     // Waits for enqueued work, returning the first error it found.
