@@ -368,8 +368,9 @@ TEST_CASE("an exec on device data follows the caller's work on the legacy defaul
     // The caller's image reaches the device on the legacy stream after a delay (as the DMA of a
     // cudaMemcpy from pageable memory may): the exec, on the plan's own non-blocking stream,
     // must wait for it and never see the zeros there before.
-    for (const std::string name : {"device.direct2.k5", "device.fourier2.t256"}) {
-        INFO(name);
+    // The wait is in the executor base that every GPU solver shares; one solver shows it.
+    {
+        const std::string name = "device.direct2.k5";
         const ref::Shape s{2, {61, 70, 1}, {5, 5, 1}, FLCC_SAME};
         std::mt19937 rng(3);
         const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
