@@ -1,0 +1,225 @@
+#include "host/peaks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace flcc::host {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+int64_t index_of(const Extent& e, int64_t q, int64_t r, int64_t c) { return (q * e[1] + r) * e[2] + c; }
+
+// True when (q, r, c) lies at Chebyshev distance at most `radius` from p.
+bool near(const MapPeak& p, int64_t q, int64_t r, int64_t c, int radius)
+{
+    return std::llabs(q - p.at[0]) <= radius && std::llabs(r - p.at[1]) <= radius &&
+           std::llabs(c - p.at[2]) <= radius;
+}
+
+// Calls f(q, r, c, v) for every finite value of the map.
+template <class F>
+void for_each_finite(const float* map, const Extent& e, F&& f)
+{
+    for (int64_t q = 0; q < e[0]; ++q)
+        for (int64_t r = 0; r < e[1]; ++r)
+            for (int64_t c = 0; c < e[2]; ++c) {
+                const float v = map[index_of(e, q, r, c)];
+                if (std::isfinite(v)) f(q, r, c, v);
+            }
+}
+
+// Offset of the vertex of the parabola through (-1, a), (0, b), (1, c); 0 unless b is a maximum
+// of it.
+double vertex(double a, double b, double c)
+{
+    const double den = a - 2.0 * b + c;
+    return den >= 0 ? 0.0 : 0.5 * (a - c) / den;
+}
+
+double gaussian_vertex(double a, double b, double c)
+{
+    if (std::min({a, b, c}) <= 0) return vertex(a, b, c);
+    return vertex(std::log(a), std::log(b), std::log(c));
+}
+
+// The three-point fit along each axis of more than one element (0 at an edge or a non-finite
+// neighbour).
+void three_point(const float* map, const Extent& e, MapPeak& p, bool gaussian)
+{
+    for (int a = 0; a < 3; ++a) {
+        p.refined[a] = double(p.at[a]);
+        if (p.at[a] <= 0 || p.at[a] >= e[a] - 1) continue;
+        int64_t lo[3] = {p.at[0], p.at[1], p.at[2]}, hi[3] = {p.at[0], p.at[1], p.at[2]};
+        --lo[a];
+        ++hi[a];
+        const double m = map[index_of(e, lo[0], lo[1], lo[2])];
+        const double x = map[index_of(e, hi[0], hi[1], hi[2])];
+        if (!std::isfinite(m) || !std::isfinite(x)) continue;
+        const double v = p.value;
+        p.refined[a] += gaussian ? gaussian_vertex(m, v, x) : vertex(m, v, x);
+    }
+}
+
+// Solves A x = b (n x n, n <= 10) by Gaussian elimination with partial pivoting; false when
+// singular.
+bool solve(double A[10][10], double b[10], int n, double x[10])
+{
+    for (int col = 0; col < n; ++col) {
+        int pivot = col;
+        for (int r = col + 1; r < n; ++r)
+            if (std::fabs(A[r][col]) > std::fabs(A[pivot][col])) pivot = r;
+        if (std::fabs(A[pivot][col]) < 1e-300) return false;
+        std::swap(A[col], A[pivot]);
+        std::swap(b[col], b[pivot]);
+        for (int r = col + 1; r < n; ++r) {
+            const double f = A[r][col] / A[col][col];
+            for (int k = col; k < n; ++k) A[r][k] -= f * A[col][k];
+            b[r] -= f * b[col];
+        }
+    }
+    for (int r = n - 1; r >= 0; --r) {
+        double s = b[r];
+        for (int k = r + 1; k < n; ++k) s -= A[r][k] * x[k];
+        x[r] = s / A[r][r];
+    }
+    return true;
+}
+
+// The least-squares quadratic over the fit^dim neighbourhood of the peak: its stationary point,
+// clamped to the neighbourhood, when it is a maximum.
+void quadratic(const float* map, const Extent& e, MapPeak& p, int fit)
+{
+    const int radius = fit / 2;
+    int64_t lo[3], hi[3];
+    int axes[3], dims = 0;
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = std::max<int64_t>(p.at[a] - radius, 0);
+        hi[a] = std::min<int64_t>(p.at[a] + radius, e[a] - 1);
+        if (e[a] > 1) {
+            if (hi[a] - lo[a] + 1 < 3) return three_point(map, e, p, false);
+            axes[dims++] = a;
+        }
+        p.refined[a] = double(p.at[a]);
+    }
+    if (dims == 0) return;
+    // Terms: 1, x_i (dims), x_i x_j for i <= j (dims (dims + 1) / 2).
+    const int n = 1 + dims + dims * (dims + 1) / 2;
+    double A[10][10] = {}, b[10] = {};
+    for (int64_t q = lo[0]; q <= hi[0]; ++q)
+        for (int64_t r = lo[1]; r <= hi[1]; ++r)
+            for (int64_t c = lo[2]; c <= hi[2]; ++c) {
+                const double v = map[index_of(e, q, r, c)];
+                if (!std::isfinite(v)) continue;
+                const int64_t pos[3] = {q, r, c};
+                double x[3], t[10];
+                for (int i = 0; i < dims; ++i) x[i] = double(pos[axes[i]] - p.at[axes[i]]);
+                int k = 0;
+                t[k++] = 1;
+                for (int i = 0; i < dims; ++i) t[k++] = x[i];
+                for (int i = 0; i < dims; ++i)
+                    for (int j = i; j < dims; ++j) t[k++] = x[i] * x[j];
+                for (int i = 0; i < n; ++i) {
+                    b[i] += t[i] * v;
+                    for (int j = 0; j < n; ++j) A[i][j] += t[i] * t[j];
+                }
+            }
+    double coef[10];
+    if (!solve(A, b, n, coef)) return;
+    // f = c0 + g.x + sum_{i<=j} c_ij x_i x_j: gradient g + M x with M_ii = 2 c_ii, M_ij = c_ij.
+    double M[10][10] = {}, g[10] = {}, s[10];
+    int k = 1 + dims;
+    for (int i = 0; i < dims; ++i) {
+        g[i] = -coef[1 + i];
+        for (int j = i; j < dims; ++j, ++k) {
+            M[i][j] += i == j ? 2 * coef[k] : coef[k];
+            if (i != j) M[j][i] += coef[k];
+        }
+    }
+    // A maximum: -M positive definite (Cholesky succeeds).
+    double L[3][3] = {};
+    for (int i = 0; i < dims; ++i)
+        for (int j = 0; j <= i; ++j) {
+            double sum = -M[i][j];
+            for (int m = 0; m < j; ++m) sum -= L[i][m] * L[j][m];
+            if (i == j) {
+                if (sum <= 0) return;
+                L[i][i] = std::sqrt(sum);
+            } else {
+                L[i][j] = sum / L[j][j];
+            }
+        }
+    if (!solve(M, g, dims, s)) return;
+    for (int i = 0; i < dims; ++i)
+        p.refined[axes[i]] = double(p.at[axes[i]]) + std::clamp(s[i], -double(radius), double(radius));
+}
+
+// The highest finite value outside `radius` of p, and the mean and deviation of those values.
+void sidelobe(const float* map, const Extent& e, MapPeak& p, int radius)
+{
+    double second = -kInf, sum = 0, sum2 = 0;
+    int64_t count = 0;
+    for_each_finite(map, e, [&](int64_t q, int64_t r, int64_t c, float v) {
+        if (near(p, q, r, c, radius)) return;
+        second = std::max(second, double(v));
+        sum += v;
+        sum2 += double(v) * v;
+        ++count;
+    });
+    p.quality = float(count == 0 || second <= 0 ? kInf : p.value / second);
+    if (count == 0) {
+        p.psr = 0;
+        return;
+    }
+    const double mean = sum / double(count);
+    const double var = std::max(0.0, sum2 / double(count) - mean * mean);
+    p.psr = var > 0 ? float((p.value - mean) / std::sqrt(var)) : 0.f;
+}
+
+}  // namespace
+
+void find_peaks(const float* map, const Extent& e, int k, int exclusion, Refine refine, int fit,
+                MapPeak* out)
+{
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int j = 0; j < k; ++j) out[j] = {nan, {-1, -1, -1}, {-1, -1, -1}, nan, nan};
+    if (k < 1) return;
+    float lowest = std::numeric_limits<float>::infinity(), highest = -lowest;
+    for_each_finite(map, e, [&](int64_t, int64_t, int64_t, float v) {
+        lowest = std::min(lowest, v);
+        highest = std::max(highest, v);
+    });
+    if (!(lowest < highest)) {   // flat: every finite value equal, or none
+        out[0] = {std::isfinite(highest) ? highest : nan, {0, 0, 0}, {0, 0, 0}, 0.f, 0.f};
+        return;
+    }
+    for (int j = 0; j < k; ++j) {
+        MapPeak& p = out[j];
+        bool found = false;
+        for_each_finite(map, e, [&](int64_t q, int64_t r, int64_t c, float v) {
+            if (found && v <= p.value) return;
+            for (int i = 0; i < j; ++i)
+                if (near(out[i], q, r, c, exclusion)) return;
+            p.value = v;
+            p.at[0] = q;
+            p.at[1] = r;
+            p.at[2] = c;
+            found = true;
+        });
+        if (!found) return;
+        switch (refine) {
+        case Refine::none:
+            for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]);
+            break;
+        case Refine::parabolic: three_point(map, e, p, false); break;
+        case Refine::gaussian: three_point(map, e, p, true); break;
+        case Refine::quadratic: quadratic(map, e, p, fit); break;
+        }
+        sidelobe(map, e, p, exclusion);
+    }
+}
+
+}  // namespace flcc::host
