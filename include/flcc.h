@@ -63,8 +63,9 @@ typedef enum { FLCC_SINGLE = 0, FLCC_STREAM = 1 } flcc_type;
 /** Where the work runs. ANY picks the fastest usable platform. */
 typedef enum { FLCC_HOST = 0, FLCC_DEVICE = 1, FLCC_ANY = 2 } flcc_platform;
 
-/** The operation. */
-typedef enum { FLCC_CONV = 0, FLCC_LCORR = 1 } flcc_op;
+/** The operation: convolution (scipy.signal.convolve), local correlation coefficients, and
+ *  cross-correlation (scipy.signal.correlate). */
+typedef enum { FLCC_CONV = 0, FLCC_LCORR = 1, FLCC_XCORR = 2 } flcc_op;
 
 /** Output region, per axis: FULL = S+T-1 (default), SAME = S (the centre of full, starting at
  *  full index floor((T-1)/2), as scipy's "same"), VALID = S-T+1 (needs T <= S). */
@@ -187,6 +188,16 @@ FLCC_API flcc_result flcc_conv_exec(flcc_plan plan, const float *image, const fl
  * finite input. Template caching as for flcc_conv_exec.
  */
 FLCC_API flcc_result flcc_lcorr_exec(flcc_plan plan, const float *image, const float *templ,
+                                     float *out, int count);
+
+/**
+ * Executes a cross-correlation plan (FLCC_XCORR, made by flcc_plan_create):
+ * out[i] = sum_k image[k] * templ[k - i + (T - 1)] in FULL, i.e. scipy.signal.correlate(image,
+ * templ, mode) with the same regions as convolution: convolution with the template reversed
+ * along every axis, computed by the convolution solvers. Template caching as for
+ * flcc_conv_exec; a template in device memory is compared (and reversed) on the host.
+ */
+FLCC_API flcc_result flcc_xcorr_exec(flcc_plan plan, const float *image, const float *templ,
                                      float *out, int count);
 
 /** Destroys a plan. NULL is a no-op returning FLCC_SUCCESS; a destroyed or unknown handle

@@ -24,9 +24,8 @@ Run run(flcc_op op, const ref::Shape& s, const std::vector<float>& image,
     if (r.result != FLCC_SUCCESS) return r;
     r.method = flcc_plan_method(plan);
     r.out.assign(size_t(ref::out_elems(s) * o.count), -999.0f);   // poison: every output written?
-    r.result = op == FLCC_CONV
-                   ? flcc_conv_exec(plan, image.data(), templ.data(), r.out.data(), o.count)
-                   : flcc_lcorr_exec(plan, image.data(), templ.data(), r.out.data(), o.count);
+    const auto exec = op == FLCC_CONV ? flcc_conv_exec : op == FLCC_XCORR ? flcc_xcorr_exec : flcc_lcorr_exec;
+    r.result = exec(plan, image.data(), templ.data(), r.out.data(), o.count);
     flcc_destroy(plan);
     return r;
 }
@@ -104,13 +103,15 @@ std::vector<ref::Shape> shapes_for(const std::string& name)
 
 std::vector<double> reference(flcc_op op, const ref::Shape& s, const float* image, const float* templ)
 {
-    return op == FLCC_CONV ? ref::conv(s, image, templ) : ref::lcorr(s, image, templ);
+    return op == FLCC_CONV    ? ref::conv(s, image, templ)
+           : op == FLCC_XCORR ? ref::xcorr(s, image, templ)
+                              : ref::lcorr(s, image, templ);
 }
 
 double error(flcc_op op, const std::vector<double>& r, const float* out)
 {
     const double e = ref::max_abs_diff(r, out);
-    return op == FLCC_CONV ? e / std::max(ref::max_abs(r), 1.0) : e;
+    return op == FLCC_LCORR ? e : e / std::max(ref::max_abs(r), 1.0);
 }
 
 std::string describe(const ref::Shape& s)

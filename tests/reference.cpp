@@ -87,6 +87,24 @@ std::vector<double> conv(const Shape& sh, const float* img, const float* t)
     return out;
 }
 
+std::vector<double> xcorr(const Shape& sh, const float* img, const float* t)
+{
+    const Dims d = dims_of(sh);
+    std::vector<double> out(size_t(d.o[0] * d.o[1] * d.o[2]));
+    for_outputs(d, [&](int64_t p, int64_t r, int64_t c, int64_t o) {
+        double s = 0;
+        for (int64_t a = 0; a < d.t[0]; ++a)
+            for (int64_t i = 0; i < d.t[1]; ++i)
+                for (int64_t j = 0; j < d.t[2]; ++j) {
+                    // scipy.signal.correlate: the template as it is, placed as convolution's.
+                    const double tv = t[(a * d.t[1] + i) * d.t[2] + j];
+                    s += tv * at(d, img, p - d.pad[0] + a, r - d.pad[1] + i, c - d.pad[2] + j);
+                }
+        out[size_t(o)] = s;
+    });
+    return out;
+}
+
 std::vector<double> lcorr(const Shape& sh, const float* img, const float* t)
 {
     const Dims d = dims_of(sh);

@@ -25,6 +25,8 @@ int64_t out_elems(const Shape& s);
 
 std::vector<double> conv(const Shape& s, const float* image, const float* templ);
 std::vector<double> lcorr(const Shape& s, const float* image, const float* templ);
+// scipy.signal.correlate: convolution with the template reversed along every axis.
+std::vector<double> xcorr(const Shape& s, const float* image, const float* templ);
 // Per output: true when the panel under the template has zero variance (padding included).
 std::vector<bool> zero_variance(const Shape& s, const float* image);
 

@@ -255,7 +255,7 @@ TEST_CASE("enum values out of range, as C may pass them, are refused as integers
     flcc_plan p = reinterpret_cast<flcc_plan>(0x1);
     for (int v : {-1, 2, 3, 7, 22, 255, 256, INT_MAX, INT_MIN}) {
         INFO("value " << v);
-        const bool op_ok = v == FLCC_CONV || v == FLCC_LCORR;
+        const bool op_ok = v == FLCC_CONV || v == FLCC_LCORR || v == FLCC_XCORR;
         if (!op_ok) CHECK(c_plan_create(&p, v, 2, im, t, &o) == FLCC_INVALID_VALUE);
         const bool type_ok = v == FLCC_SINGLE || v == FLCC_STREAM;
         const bool platform_ok = v >= FLCC_HOST && v <= FLCC_ANY;
@@ -650,4 +650,52 @@ TEST_CASE("plans are usable from several threads", "[api][threads]")
         CHECK(mismatches.load() == 0);
         flcc_destroy(shared);
     }
+}
+
+TEST_CASE("cross-correlation plans: scipy.signal.correlate, their own exec, template caching",
+          "[api][xcorr]")
+{
+    // 2D and 3D, odd and even templates, every region; the template changed between execs by
+    // value in the same buffer (A, A, B, A) so a stale prepared (reversed) template shows.
+    std::mt19937 rng(11);
+    for (const ref::Shape& s : {ref::Shape{2, {23, 30, 1}, {4, 5, 1}, FLCC_FULL},
+                                ref::Shape{2, {23, 30, 1}, {4, 5, 1}, FLCC_SAME},
+                                ref::Shape{2, {17, 9, 1}, {3, 6, 1}, FLCC_VALID},
+                                ref::Shape{3, {9, 8, 7}, {2, 3, 4}, FLCC_SAME}}) {
+        INFO(th::describe(s));
+        const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
+        const auto a = ref::make_data(ref::Data::uniform, s, false, rng);
+        const auto b = ref::make_data(ref::Data::uniform, s, false, rng);
+        flcc_options o;
+        flcc_options_init(&o);
+        o.region = s.region;
+        o.rigor = FLCC_ESTIMATE;
+        o.platform = FLCC_HOST;
+        flcc_plan p = nullptr;
+        REQUIRE(flcc_plan_create(&p, FLCC_XCORR, s.dim, s.image, s.templ, &o) == FLCC_SUCCESS);
+        std::vector<float> t = a, out(size_t(ref::out_elems(s)));
+        for (int step = 0; step < 4; ++step) {
+            t = step == 2 ? b : a;
+            INFO("step " << step);
+            REQUIRE(flcc_xcorr_exec(p, img.data(), t.data(), out.data(), 1) == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_XCORR, ref::xcorr(s, img.data(), t.data()), out.data()) <= 1e-5);
+        }
+        // The convolution of the same template differs (not symmetric), so the reversal matters.
+        CHECK(th::error(FLCC_XCORR, ref::conv(s, img.data(), t.data()), out.data()) > 1e-3);
+        CHECK(flcc_conv_exec(p, img.data(), t.data(), out.data(), 1) == FLCC_OPERATION_MISMATCH);
+        CHECK(std::string(flcc_last_error_detail()).find("flcc_xcorr_exec") != std::string::npos);
+        CHECK(flcc_lcorr_exec(p, img.data(), t.data(), out.data(), 1) == FLCC_OPERATION_MISMATCH);
+        t[0] = std::numeric_limits<float>::quiet_NaN();
+        CHECK(flcc_xcorr_exec(p, img.data(), t.data(), out.data(), 1) == FLCC_NONFINITE_INPUT);
+        flcc_destroy(p);
+    }
+    flcc_plan p = nullptr;
+    REQUIRE(flcc_conv_plan(&p, 2, {8, 8, 1}, {3, 3, 1}, FLCC_SINGLE, FLCC_HOST) == FLCC_SUCCESS);
+    std::vector<float> img(64, 1.f), t(9, 1.f), out(100);
+    CHECK(flcc_xcorr_exec(p, img.data(), t.data(), out.data(), 1) == FLCC_OPERATION_MISMATCH);
+    CHECK(std::string(flcc_last_error_detail()).find("flcc_conv_exec") != std::string::npos);
+    flcc_destroy(p);
+    flcc_options o;
+    flcc_options_init(&o);
+    CHECK(flcc_plan_create(&p, static_cast<flcc_op>(3), 2, {8, 8, 1}, {3, 3, 1}, &o) == FLCC_INVALID_VALUE);
 }

@@ -68,6 +68,7 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
                     o.threads, FLCC_MAX_THREADS);
     p.threads = std::min(p.threads, FLCC_MAX_THREADS);   // 0: all hardware threads, capped
     auto made = std::make_shared<flcc_plan_s>();
+    made->op = static_cast<flcc_op>(op);
     made->problem = p;
     const flcc_result r = plan_solver(*made, o);
     if (r != FLCC_SUCCESS) return r;
@@ -140,13 +141,19 @@ flcc_result flcc_lcorr_plan(flcc_plan* plan, int dim, flcc_size image, flcc_size
 flcc_result flcc_conv_exec(flcc_plan plan, const float* image, const float* templ, float* out,
                            int count)
 {
-    return entry([&] { return execute_plan(plan, Op::conv, image, templ, out, count); });
+    return entry([&] { return execute_plan(plan, FLCC_CONV, image, templ, out, count); });
 }
 
 flcc_result flcc_lcorr_exec(flcc_plan plan, const float* image, const float* templ, float* out,
                             int count)
 {
-    return entry([&] { return execute_plan(plan, Op::lcorr, image, templ, out, count); });
+    return entry([&] { return execute_plan(plan, FLCC_LCORR, image, templ, out, count); });
+}
+
+flcc_result flcc_xcorr_exec(flcc_plan plan, const float* image, const float* templ, float* out,
+                            int count)
+{
+    return entry([&] { return execute_plan(plan, FLCC_XCORR, image, templ, out, count); });
 }
 
 flcc_result flcc_destroy(flcc_plan plan)

@@ -9,6 +9,7 @@
 #include "plan/template.h"
 
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -25,15 +26,17 @@ struct Staging {
 
 }  // namespace
 
-flcc_result execute_plan(flcc_plan handle, Op op, const float* image, const float* templ,
+flcc_result execute_plan(flcc_plan handle, flcc_op op, const float* image, const float* templ,
                          float* out, int count)
 {
     const std::shared_ptr<flcc_plan_s> plan = plan_acquire(handle);
     if (plan == nullptr) return invalid_plan(handle);
-    if (plan->problem.op != op)
+    if (plan->op != op) {
+        static const char* what[] = {" convolution", "n LCC", " cross-correlation"};
+        static const char* exec[] = {"flcc_conv_exec", "flcc_lcorr_exec", "flcc_xcorr_exec"};
         return fail(FLCC_OPERATION_MISMATCH, "plan is a%s plan: execute it with %s",
-                    plan->problem.op == Op::conv ? " convolution" : "n LCC",
-                    plan->problem.op == Op::conv ? "flcc_conv_exec" : "flcc_lcorr_exec");
+                    what[plan->op], exec[plan->op]);
+    }
     if (image == nullptr) return fail(FLCC_NULL_POINTER, "image = NULL");
     if (templ == nullptr) return fail(FLCC_NULL_POINTER, "templ = NULL");
     if (out == nullptr) return fail(FLCC_NULL_POINTER, "out = NULL");
@@ -61,8 +64,11 @@ flcc_result execute_plan(flcc_plan handle, Op op, const float* image, const floa
         const flcc_result r = device->follow_legacy_stream();
         if (r != FLCC_SUCCESS) return r;
     }
-    const bool compared_on_device =
-        templ_on_device && device != nullptr && device->prepares_device_templates();
+    // Cross-correlation is convolution with the template reversed, which the plan reverses on
+    // the host: its device templates are compared there too.
+    const bool reversed = plan->op == FLCC_XCORR;
+    const bool compared_on_device = templ_on_device && device != nullptr &&
+                                    device->prepares_device_templates() && !reversed;
     if (compared_on_device) {
         plan->template_ready = false;   // template_copy no longer describes the prepared template
         const flcc_result r = device->set_device_template(templ);
@@ -79,6 +85,12 @@ flcc_result execute_plan(flcc_plan handle, Op op, const float* image, const floa
         plan->template_copy.assign(templ, templ + tn);
         plan->template_ready = false;
         const bool constant = p.op == Op::lcorr && template_is_constant(templ, tn);
+        std::vector<float> reversed_templ;
+        if (reversed) {   // a row-major array reversed along every axis: reversed as a whole
+            reversed_templ.assign(std::make_reverse_iterator(templ + tn),
+                                  std::make_reverse_iterator(templ));
+            templ = reversed_templ.data();
+        }
         const flcc_result r = plan->executor->set_template(templ, constant);
         if (r != FLCC_SUCCESS) return r;
         plan->template_ready = true;

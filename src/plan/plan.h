@@ -17,6 +17,7 @@ struct flcc_plan_s {
         double seconds;   // measured or estimated per frame; negative = skipped
     };
 
+    flcc_op op = FLCC_LCORR;   // the caller's operation (XCORR runs as convolution, reversed)
     flcc::Problem problem;
     const flcc::Solver* solver = nullptr;
     std::unique_ptr<flcc::Executor> executor;

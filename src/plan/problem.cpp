@@ -92,7 +92,7 @@ flcc_result make_problem(Problem& p, int op, int dim, flcc_size image, flcc_size
     // Enums are read as integers: a C caller may pass any int (see enum_value).
     const int type = enum_value(o.type), platform = enum_value(o.platform),
               region = enum_value(o.region), rigor = enum_value(o.rigor);
-    if (op != FLCC_CONV && op != FLCC_LCORR)
+    if (op != FLCC_CONV && op != FLCC_LCORR && op != FLCC_XCORR)
         return fail(FLCC_INVALID_VALUE, "op = %d: not a flcc_op", op);
     if (dim != 2 && dim != 3) return fail(FLCC_INVALID_DIMENSION, "dim = %d: must be 2 or 3", dim);
     if (type != FLCC_SINGLE && type != FLCC_STREAM)
@@ -117,7 +117,9 @@ flcc_result make_problem(Problem& p, int op, int dim, flcc_size image, flcc_size
                     o.device_resident);
 
     Problem q;
-    q.op = op == FLCC_CONV ? Op::conv : Op::lcorr;
+    // Cross-correlation is convolution with the template reversed (as scipy.signal.correlate
+    // computes it): its solvers are convolution's, and so are its decisions.
+    q.op = op == FLCC_LCORR ? Op::lcorr : Op::conv;
     q.dim = dim;
     if (dim == 2) {
         q.image = {1, image.h, image.w};

@@ -149,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const long long ni = elems3(sv), nt = elems3(tv), no = elems3(ov);
     if (sizes_ok && (ni + nt + no) > (1LL << 45)) sizes_ok = 0;   /* over 2^47 bytes */
-    const int valid = in_set(op, 0, 1) && in_set(dim, 2, 3) && in_set((int)o.type, 0, 1) &&
+    const int valid = in_set(op, 0, 2) && in_set(dim, 2, 3) && in_set((int)o.type, 0, 1) &&
                       in_set((int)o.platform, 0, 2) && in_set(region, 0, 2) &&
                       in_set((int)o.rigor, 0, 2) && o.threads >= 0 && o.device >= -1 &&
                       in_set(o.check_finite, 0, 1) && in_set(o.device_resident, 0, 1) && sizes_ok;
@@ -232,11 +232,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* Execution with wrong arguments: refused before any buffer is read. */
     float dummy = 0;
-    const int lcorr = op == FLCC_LCORR;
-    CHECK((lcorr ? flcc_conv_exec : flcc_lcorr_exec)(plan, &dummy, &dummy, &dummy, 1) ==
-          FLCC_OPERATION_MISMATCH);
-    flcc_result (*exec)(flcc_plan, const float *, const float *, float *, int) =
-        lcorr ? flcc_lcorr_exec : flcc_conv_exec;
+    typedef flcc_result (*exec_fn)(flcc_plan, const float *, const float *, float *, int);
+    const exec_fn execs[3] = {flcc_conv_exec, flcc_lcorr_exec, flcc_xcorr_exec};
+    CHECK(execs[(op + 1) % 3](plan, &dummy, &dummy, &dummy, 1) == FLCC_OPERATION_MISMATCH);
+    CHECK(execs[(op + 2) % 3](plan, &dummy, &dummy, &dummy, 1) == FLCC_OPERATION_MISMATCH);
+    const exec_fn exec = execs[op];
     CHECK(exec(plan, NULL, &dummy, &dummy, 1) == FLCC_NULL_POINTER);
     CHECK(exec(plan, &dummy, NULL, &dummy, 1) == FLCC_NULL_POINTER);
     CHECK(exec(plan, &dummy, &dummy, NULL, 1) == FLCC_NULL_POINTER);
