@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(kWinThreads, 2) slab_window(PlanesParams g, in
     // A: the owned positions' offsets in an image plane (outside the image: 0, read and dropped;
     // own bit k clear) and their places in a plane of zs (bit k of patch: inside the patch).
     const float* __restrict__ image = g.frame->image;
-    const int plane_elems = g.S[1] * g.S[2];   // the image's elements fit an int (applicable())
+    const int plane_elems = g.S[1] * g.S[2];   // the image's elements fit an int (the solver's plan())
     int off[kWinOwned], slot[kWinOwned];
     unsigned own = 0, patch = 0;
 #pragma unroll
