@@ -68,7 +68,11 @@ int64_t out_elems(const Shape& s)
     return d.o[0] * d.o[1] * d.o[2];
 }
 
-std::vector<double> conv(const Shape& sh, const float* img, const float* t)
+namespace {
+
+// Correlation with the template as it is (scipy.signal.correlate) or reversed along every axis
+// (convolution), both placed as DESIGN.md section 1 places convolution.
+std::vector<double> correlate(const Shape& sh, const float* img, const float* t, bool reversed)
 {
     const Dims d = dims_of(sh);
     std::vector<double> out(size_t(d.o[0] * d.o[1] * d.o[2]));
@@ -78,8 +82,8 @@ std::vector<double> conv(const Shape& sh, const float* img, const float* t)
         for (int64_t a = 0; a < d.t[0]; ++a)
             for (int64_t i = 0; i < d.t[1]; ++i)
                 for (int64_t j = 0; j < d.t[2]; ++j) {
-                    // Correlation with the flipped template = convolution.
-                    const double tv = t[tn - 1 - ((a * d.t[1] + i) * d.t[2] + j)];
+                    const int64_t k = (a * d.t[1] + i) * d.t[2] + j;
+                    const double tv = t[reversed ? tn - 1 - k : k];
                     s += tv * at(d, img, p - d.pad[0] + a, r - d.pad[1] + i, c - d.pad[2] + j);
                 }
         out[size_t(o)] = s;
@@ -87,23 +91,11 @@ std::vector<double> conv(const Shape& sh, const float* img, const float* t)
     return out;
 }
 
-std::vector<double> xcorr(const Shape& sh, const float* img, const float* t)
-{
-    const Dims d = dims_of(sh);
-    std::vector<double> out(size_t(d.o[0] * d.o[1] * d.o[2]));
-    for_outputs(d, [&](int64_t p, int64_t r, int64_t c, int64_t o) {
-        double s = 0;
-        for (int64_t a = 0; a < d.t[0]; ++a)
-            for (int64_t i = 0; i < d.t[1]; ++i)
-                for (int64_t j = 0; j < d.t[2]; ++j) {
-                    // scipy.signal.correlate: the template as it is, placed as convolution's.
-                    const double tv = t[(a * d.t[1] + i) * d.t[2] + j];
-                    s += tv * at(d, img, p - d.pad[0] + a, r - d.pad[1] + i, c - d.pad[2] + j);
-                }
-        out[size_t(o)] = s;
-    });
-    return out;
-}
+}  // namespace
+
+std::vector<double> conv(const Shape& sh, const float* img, const float* t) { return correlate(sh, img, t, true); }
+
+std::vector<double> xcorr(const Shape& sh, const float* img, const float* t) { return correlate(sh, img, t, false); }
 
 std::vector<double> lcorr(const Shape& sh, const float* img, const float* t)
 {

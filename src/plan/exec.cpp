@@ -9,7 +9,6 @@
 #include "plan/template.h"
 
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -86,9 +85,9 @@ flcc_result execute_plan(flcc_plan handle, flcc_op op, const float* image, const
         plan->template_ready = false;
         const bool constant = p.op == Op::lcorr && template_is_constant(templ, tn);
         std::vector<float> reversed_templ;
-        if (reversed) {   // a row-major array reversed along every axis: reversed as a whole
-            reversed_templ.assign(std::make_reverse_iterator(templ + tn),
-                                  std::make_reverse_iterator(templ));
+        if (reversed) {
+            reversed_templ.resize(size_t(tn));
+            flipped_template(templ, tn, reversed_templ.data());
             templ = reversed_templ.data();
         }
         const flcc_result r = plan->executor->set_template(templ, constant);

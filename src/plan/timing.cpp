@@ -11,52 +11,37 @@
 
 namespace flcc {
 
-// Host floats, page-locked when asked for and a device is usable (pinned_alloc), else ordinary.
-class HostFloats {
-public:
-    HostFloats(size_t n, bool pinned) : n_(n)
-    {
-        if (pinned) p_ = static_cast<float*>(pinned_alloc(n * sizeof(float)));
-        pinned_ = p_ != nullptr;
-        if (!pinned_) {
-            v_.resize(n);
-            p_ = v_.data();
-        }
+HostFloats::HostFloats(size_t n, bool pinned) : n_(n)
+{
+    if (pinned) p_ = static_cast<float*>(pinned_alloc(n * sizeof(float)));
+    pinned_ = p_ != nullptr;
+    if (!pinned_) {
+        v_.resize(n);
+        p_ = v_.data();
     }
-    ~HostFloats()
-    {
-        if (pinned_) pinned_free(p_);
-    }
-    HostFloats(const HostFloats&) = delete;
-    HostFloats& operator=(const HostFloats&) = delete;
-    float* data() { return p_; }
-    size_t size() const { return n_; }
-    float* begin() { return p_; }
-    float* end() { return p_ + n_; }
+}
 
-private:
-    std::vector<float> v_;
-    float* p_ = nullptr;
-    size_t n_;
-    bool pinned_ = false;
-};
+HostFloats::~HostFloats()
+{
+    if (pinned_) pinned_free(p_);
+}
 
 TimingData::TimingData(const Problem& p, bool pinned_host)
     : frames(p.type == FLCC_STREAM ? 2 : 1),
-      image(std::make_unique<HostFloats>(size_t(p.image_elems() * frames), pinned_host)),
-      out(std::make_unique<HostFloats>(size_t(p.out_elems() * frames), pinned_host))
+      image(size_t(p.image_elems() * frames), pinned_host),
+      out(size_t(p.out_elems() * frames), pinned_host)
 {
     std::mt19937 rng(12345);
     std::uniform_real_distribution<float> u(0.f, 1.f);
     templ.resize(size_t(p.templ_elems()));
-    for (float& v : *image) v = u(rng);
+    for (float& v : image) v = u(rng);
     for (float& v : templ) v = u(rng);
     if (p.device_resident && device_available(p.device)) {
-        const size_t in_bytes = image->size() * sizeof(float), out_bytes = out->size() * sizeof(float);
+        const size_t in_bytes = image.size() * sizeof(float), out_bytes = out.size() * sizeof(float);
         device_image = static_cast<float*>(device_alloc(in_bytes, p.device));
         device_out = static_cast<float*>(device_alloc(out_bytes, p.device));
         if (device_image == nullptr || device_out == nullptr ||
-            !copy_to_device(device_image, image->data(), in_bytes)) {
+            !copy_to_device(device_image, image.data(), in_bytes)) {
             device_free(device_image);
             device_free(device_out);
             device_image = device_out = nullptr;
@@ -77,8 +62,8 @@ ExecutorTimer::ExecutorTimer(Executor& ex, flcc_platform platform, const Problem
       constant_(template_is_constant(d.templ.data(), p.templ_elems()))
 {
     const bool on_device = platform == FLCC_DEVICE && d.device_image != nullptr;
-    image_ = on_device ? d.device_image : d.image->data();
-    out_ = on_device ? d.device_out : d.out->data();
+    image_ = on_device ? d.device_image : d.image.data();
+    out_ = on_device ? d.device_out : d.out.data();
     space_ = on_device ? MemorySpace::device : MemorySpace::host;
 }
 

@@ -10,7 +10,24 @@
 
 namespace flcc {
 
-class HostFloats;
+// Host floats, page-locked when asked for and a device is usable (pinned_alloc), else ordinary.
+class HostFloats {
+public:
+    HostFloats(size_t n, bool pinned);   // throws std::bad_alloc
+    ~HostFloats();
+    HostFloats(const HostFloats&) = delete;
+    HostFloats& operator=(const HostFloats&) = delete;
+    float* data() { return p_; }
+    size_t size() const { return n_; }
+    float* begin() { return p_; }
+    float* end() { return p_ + n_; }
+
+private:
+    std::vector<float> v_;
+    float* p_ = nullptr;
+    size_t n_;
+    bool pinned_ = false;
+};
 
 // Planner-owned inputs: random frames and template, never the user's buffers. For a plan that
 // promises device-resident data, GPU solvers are timed on device copies. Host frames are
@@ -19,7 +36,7 @@ class HostFloats;
 // in compute between GPU solvers.
 struct TimingData {
     int64_t frames;   // first: image and out are sized by it
-    std::unique_ptr<HostFloats> image, out;
+    HostFloats image, out;
     std::vector<float> templ;
     float* device_image = nullptr;
     float* device_out = nullptr;
