@@ -266,6 +266,137 @@ FLCC_API flcc_result flcc_wisdom_import_file(const char *path);
 FLCC_API void flcc_wisdom_forget(void);
 /**@}*/
 
+/** @name Batched correlation and peaks
+ * Many small correlations per call, and their peaks: the subregion-registration regime (EBSD
+ * pattern registration, PIV, digital image correlation, many-template matching). A batch plan
+ * correlates `pairs` image/template pairs per frame with one operation and one region (the plan's
+ * options.region), optionally preprocesses every image and template, finds the peaks of every
+ * map where the maps are computed, and returns only the peaks unless the maps are asked for.
+ * docs/semantics.md ("Batches and peaks") gives every formula.
+ *
+ * Pairing. PAIRWISE: `images` and `templates` are equal, or one is a multiple of the other;
+ * pairs = the larger, and pair p is image p * images / pairs with template p * templates / pairs
+ * (one-to-one, or each image with its own m templates, or m images with one template each).
+ * ALL_PAIRS: every image with every template, pairs = images * templates, pair p is image
+ * p / templates with template p % templates.
+ *
+ * Inputs. Without origins, images are a stack of `images` arrays of the plan's image size per
+ * frame (likewise templates). With origins (h, w[, d] per subregion, `dim` ints each; read at
+ * plan time), each image is the subregion of that size at its origin, cut from a frame of size
+ * image_frame (likewise templates from templ_frame): overlapping subregions are allowed, and a
+ * subregion that leaves its frame is FLCC_INVALID_SIZE at plan time. Element types: FLOAT32,
+ * UINT16 or UINT8, converted where the subregions are cut.
+ *
+ * Preprocessing, in this order, of every image and template (after conversion to float):
+ * zero_mean subtracts its mean; hann multiplies by the separable symmetric Hann window
+ * w(i) = 0.5 - 0.5 cos(2 pi i / (n - 1)) per axis (numpy.hanning; 1 for n = 1); bandpass
+ * multiplies its DFT (periodic, f in cycles per pixel) by
+ * exp(-2 pi^2 bandpass_low^2 |f|^2) * (1 - exp(-2 pi^2 bandpass_high^2 |f|^2)): bandpass_low is
+ * the sigma (pixels) of a Gaussian smoothing (noise), bandpass_high the sigma of the Gaussian
+ * background that is removed; 0 leaves that factor out.
+ *
+ * Peaks. `peaks` highest maxima per map with `exclusion` (Chebyshev radius, pixels) between
+ * them, each refined: PARABOLIC and GAUSSIAN fit 3 points per axis; QUADRATIC fits a
+ * least-squares quadratic over fit_size^dim points (fit_size 3, 5 or 7); UPSAMPLED evaluates the
+ * map's DFT interpolation on a grid of spacing 1/upsample (upsample >= 2) over +-0.75 pixel
+ * around the integer peak (the matrix-multiply DFT of Guizar-Sicairos et al.) and takes its
+ * maximum. quality = peak / the highest value farther than `exclusion` (infinity when that is
+ * not positive), psr = (peak - mean) / standard deviation of the values farther than
+ * `exclusion`. A flat map (every finite value equal, as LCC gives for an image or template of
+ * zero variance) gives one peak of that value, quality 0 and psr 0, at the zero-displacement
+ * position (dy = dx = dz = 0) when the region holds it, else at the region's origin; peaks not
+ * found (fewer than `peaks` maxima) have value NaN and position -1.
+ */
+/**@{*/
+/** Element type of batch inputs. */
+typedef enum { FLCC_FLOAT32 = 0, FLCC_UINT16 = 1, FLCC_UINT8 = 2 } flcc_dtype;
+
+/** How images and templates pair up (see above). */
+typedef enum { FLCC_PAIRWISE = 0, FLCC_ALL_PAIRS = 1 } flcc_pairing;
+
+/** Sub-pixel refinement of a peak. */
+typedef enum {
+    FLCC_REFINE_NONE = 0,
+    FLCC_REFINE_PARABOLIC = 1,
+    FLCC_REFINE_GAUSSIAN = 2,
+    FLCC_REFINE_QUADRATIC = 3,  /**< fit_size^dim least squares */
+    FLCC_REFINE_UPSAMPLED = 4   /**< DFT interpolation, factor `upsample` */
+} flcc_refine;
+
+/** One peak of a map. Positions are in the plan's output region; 2D maps give d = 0, z = 0,
+ *  dz = 0. */
+typedef struct {
+    float value;        /**< map value at the integer peak */
+    int h, w, d;        /**< integer peak position */
+    float y, x, z;      /**< refined (sub-pixel) position */
+    float dy, dx, dz;   /**< refined displacement: full-region position - (T - 1) per axis, i.e.
+                             where the template's origin lies in the image (positive: the
+                             image's content lies down / right of the template's) */
+    float quality;      /**< peak / second peak; 0 for a flat map */
+    float psr;          /**< peak-to-sidelobe ratio */
+    int templ;          /**< the template of the pair (best_over_templates: the best one) */
+} flcc_peak;
+
+/** Batch description. Fill with flcc_batch_init() before setting fields: new fields are only
+ *  ever appended, and flcc_batch_init() gives each its default. */
+typedef struct {
+    flcc_pairing pairing;     /**< default FLCC_PAIRWISE */
+    int images, templates;    /**< per frame, >= 1 (default 1, 1) */
+    flcc_dtype image_type, templ_type;   /**< default FLCC_FLOAT32 */
+    const int *image_origins; /**< NULL (default): images come as a stack; else `images` origins */
+    flcc_size image_frame;    /**< the frame images are cut from (with image_origins) */
+    const int *templ_origins; /**< likewise for templates */
+    flcc_size templ_frame;
+    int zero_mean, hann;      /**< preprocessing switches, 0 (default) or 1 */
+    float bandpass_low, bandpass_high;   /**< Gaussian band-pass sigmas (pixels), 0 = off */
+    int peaks;                /**< peaks per map, 0 to 64 (default 1; 0 = none) */
+    int exclusion;            /**< exclusion radius in pixels, >= 0 (default 2) */
+    flcc_refine refine;       /**< default FLCC_REFINE_PARABOLIC */
+    int fit_size;             /**< QUADRATIC neighbourhood, 3, 5 or 7 (default 5) */
+    int upsample;             /**< UPSAMPLED factor, 2 to 1000 (default 10) */
+    int keep_maps;            /**< 1: also write every map (default 0) */
+    int best_over_templates;  /**< ALL_PAIRS only, 1: per image, the best value over templates
+                                   at every position; peaks are found on that map (default 0) */
+    int templ_per_frame;      /**< 0 (default): templs holds one set of templates for every
+                                   frame of a call; 1: one set per frame */
+} flcc_batch;
+
+/** Sets every field of *batch to its default. NULL is ignored. */
+FLCC_API void flcc_batch_init(flcc_batch *batch);
+
+/**
+ * Creates a batch plan: `op` (CONV, LCORR or XCORR) of `dim`-dimensional images of size `image`
+ * with templates of size `templ` (the subregion sizes when cut from frames), per the batch
+ * description. `opts` as for flcc_plan_create (NULL: defaults); options.type is ignored, the
+ * pairs of a frame are always many. The planner picks the per-pair solver (options.method may
+ * force one by name, any host solver of the pair problem) and runs pairs in parallel over
+ * options.threads. This version runs batch plans on the host: options.platform DEVICE gives
+ * FLCC_METHOD_NOT_APPLICABLE. flcc_plan_output_size gives one map's extent; flcc_plan_method
+ * the per-pair solver; flcc_destroy frees the plan. The other exec functions refuse a batch
+ * plan (FLCC_OPERATION_MISMATCH), and flcc_batch_exec refuses other plans.
+ */
+FLCC_API flcc_result flcc_batch_plan_create(flcc_plan *plan, flcc_op op, int dim, flcc_size image,
+                                            flcc_size templ, const flcc_batch *batch,
+                                            const flcc_options *opts);
+
+/**
+ * Runs `frames` (>= 1) frames. images: per frame, the image stack (images arrays) or, with
+ * image_origins, one frame of image_frame size, frames back to back, in image_type. templs:
+ * likewise in templ_type, one set for the call or one per frame (templ_per_frame); NULL
+ * correlates with the templates prepared by the last call again (FLCC_NULL_POINTER before any
+ * were given). A set equal by value to the one prepared is not prepared again. maps: NULL
+ * unless keep_maps; then [frame][pair][map] (best_over_templates: [frame][image][2][map], the
+ * best value then the template index as a float). peaks: [frame][pair][peaks]
+ * (best_over_templates: [frame][image][peaks]); may be NULL when batch.peaks is 0. Host or
+ * device pointers (device data is staged through host memory).
+ */
+FLCC_API flcc_result flcc_batch_exec(flcc_plan plan, const void *images, const void *templs,
+                                     float *maps, flcc_peak *peaks, int frames);
+
+/** Pairs per frame of a batch plan (FLCC_OPERATION_MISMATCH for other plans). */
+FLCC_API flcc_result flcc_batch_pairs(flcc_plan plan, int *pairs);
+/**@}*/
+
 /** Allocates `bytes` aligned to 64 bytes (page-locked when this build has CUDA and a device is
  *  usable, which speeds up transfers). Returns NULL on failure or for 0 bytes. */
 FLCC_API void *flcc_malloc(size_t bytes);
