@@ -171,31 +171,27 @@ struct Grid {
     }
 };
 
-// The maximum of the DFT interpolation on the grid around p (peaks.h). Scratch layout: the
-// transposed kernel matrices KT_a[n * G_a + g] = K_N(p_a + offset_g - n) per axis, then
-// A[(q * N1 + r) * G2 + g2] (the columns contracted), B[q * G2 + g2] (then the rows, for one g1)
-// and C[g2] (then the planes, for one g1 and g0). Every contraction is an axpy along g2, which
-// vectorises.
-void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& s)
+// The DFT interpolation on the grid around `at` (peaks.h), into values[(g0 G1 + g1) G2 + g2].
+// Scratch layout: the transposed kernel matrices KT_a[n * G_a + g] = K_N(at_a + offset_g - n)
+// per axis, then A[(q * N1 + r) * G2 + g2] (the columns contracted) and B[q * G2 + g2] (then the
+// rows, for one g1). Every contraction is an axpy along g2, which vectorises.
+void grid_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
+                 double* scratch, double* values)
 {
-    for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]);
-    const int upsample = std::max(s.upsample, 1);
-    if (s.scratch == nullptr || s.scratch_doubles < upsample_scratch_doubles(e, upsample)) return;
     const Grid grid(e, upsample);
     const int64_t* G = grid.G;
     double* KT[3];
-    double* next = s.scratch;
+    double* next = scratch;
     for (int a = 2; a >= 0; --a) {
         KT[a] = next;
         for (int64_t n = 0; n < e[a]; ++n)
             for (int64_t g = 0; g < G[a]; ++g)
                 KT[a][n * G[a] + g] =
-                    dft_kernel(e[a], double(p.at[a] - n) + double(grid.first[a] + g) / upsample);
+                    dft_kernel(e[a], double(at[a] - n) + double(grid.first[a] + g) / upsample);
         next += e[a] * G[a];
     }
     double* A = next;
     double* B = A + e[0] * e[1] * G[2];
-    double* C = B + e[0] * G[2];
 
     for (int64_t qr = 0; qr < e[0] * e[1]; ++qr) {
         double* __restrict a = A + qr * G[2];
@@ -208,9 +204,6 @@ void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& 
             for (int64_t g = 0; g < G[2]; ++g) a[g] += v * k[g];
         }
     }
-
-    double best = -kInf;
-    int64_t best_d2 = 0, best_j[3] = {0, 0, 0};
     for (int64_t g1 = 0; g1 < G[1]; ++g1) {
         for (int64_t q = 0; q < e[0]; ++q) {
             double* __restrict b = B + q * G[2];
@@ -223,7 +216,7 @@ void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& 
             }
         }
         for (int64_t g0 = 0; g0 < G[0]; ++g0) {
-            double* __restrict c = C;
+            double* __restrict c = values + (g0 * G[1] + g1) * G[2];
             std::fill(c, c + G[2], 0.0);
             for (int64_t q = 0; q < e[0]; ++q) {
                 const double w = KT[0][q * G[0] + g0];
@@ -231,22 +224,28 @@ void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& 
                 const double* __restrict b = B + q * G[2];
                 for (int64_t g = 0; g < G[2]; ++g) c[g] += w * b[g];
             }
-            for (int64_t g2 = 0; g2 < G[2]; ++g2) {
-                const int64_t j[3] = {grid.first[0] + g0, grid.first[1] + g1, grid.first[2] + g2};
-                const int64_t d2 = j[0] * j[0] + j[1] * j[1] + j[2] * j[2];
-                // Ties: nearer the integer peak, then first in (plane, row, column) order, so
-                // that the result does not depend on this loop's order.
-                const bool first = std::lexicographical_compare(j, j + 3, best_j, best_j + 3);
-                const bool wins = c[g2] > best ||
-                                  (c[g2] == best && (d2 < best_d2 || (d2 == best_d2 && first)));
-                if (!wins) continue;
-                best = c[g2];
-                best_d2 = d2;
-                std::copy(j, j + 3, best_j);
-            }
         }
     }
-    for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]) + double(best_j[a]) / upsample;
+}
+
+// The doubles grid_values needs besides the values.
+int64_t grid_scratch_doubles(const Extent& e, const Grid& grid)
+{
+    const int64_t* G = grid.G;
+    return e[0] * G[0] + e[1] * G[1] + e[2] * G[2] + e[0] * e[1] * G[2] + e[0] * G[2];
+}
+
+// The maximum of the DFT interpolation on the grid around p (peaks.h).
+void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& s)
+{
+    for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]);
+    const int upsample = std::max(s.upsample, 1);
+    if (s.scratch == nullptr || s.scratch_doubles < upsample_scratch_doubles(e, upsample)) return;
+    const Grid grid(e, upsample);
+    double* values = s.scratch + grid_scratch_doubles(e, grid);
+    grid_values(map, e, p.at, upsample, s.scratch, values);
+    const int64_t j = upsampled_grid_argmax(grid_shape(e, upsample), values);
+    for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]) + double(grid_offset(grid_shape(e, upsample), j, a)) / upsample;
 }
 
 // The highest finite value outside `radius` of p, and the mean and deviation of those values.
@@ -276,8 +275,54 @@ void sidelobe(const float* map, const Extent& e, MapPeak& p, int radius)
 int64_t upsample_scratch_doubles(const Extent& e, int upsample)
 {
     const Grid grid(e, std::max(upsample, 1));
-    const int64_t* G = grid.G;
-    return e[0] * G[0] + e[1] * G[1] + e[2] * G[2] + e[0] * e[1] * G[2] + e[0] * G[2] + G[2];
+    return grid_scratch_doubles(e, grid) + grid.G[0] * grid.G[1] * grid.G[2];
+}
+
+UpsampledGrid grid_shape(const Extent& e, int upsample)
+{
+    const Grid grid(e, std::max(upsample, 1));
+    UpsampledGrid g;
+    for (int a = 0; a < 3; ++a) {
+        g.G[a] = grid.G[a];
+        g.first[a] = grid.first[a];
+    }
+    return g;
+}
+
+int64_t grid_offset(const UpsampledGrid& g, int64_t index, int axis)
+{
+    const int64_t pos[3] = {index / (g.G[1] * g.G[2]), index / g.G[2] % g.G[1], index % g.G[2]};
+    return g.first[axis] + pos[axis];
+}
+
+bool upsampled_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
+                      double* scratch, int64_t scratch_doubles, double* values)
+{
+    upsample = std::max(upsample, 1);
+    const Grid grid(e, upsample);
+    if (scratch == nullptr || scratch_doubles < grid_scratch_doubles(e, grid)) return false;
+    grid_values(map, e, at, upsample, scratch, values);
+    return true;
+}
+
+int64_t upsampled_grid_argmax(const UpsampledGrid& g, const double* values)
+{
+    double best = -kInf;
+    int64_t best_d2 = 0, best_j[3] = {0, 0, 0}, best_index = 0;
+    for (int64_t i = 0; i < g.G[0] * g.G[1] * g.G[2]; ++i) {
+        const int64_t j[3] = {grid_offset(g, i, 0), grid_offset(g, i, 1), grid_offset(g, i, 2)};
+        const int64_t d2 = j[0] * j[0] + j[1] * j[1] + j[2] * j[2];
+        // Ties: nearer the integer peak, then first in (plane, row, column) order.
+        const bool first = std::lexicographical_compare(j, j + 3, best_j, best_j + 3);
+        const bool wins = values[i] > best ||
+                          (values[i] == best && (d2 < best_d2 || (d2 == best_d2 && first)));
+        if (!wins) continue;
+        best = values[i];
+        best_d2 = d2;
+        std::copy(j, j + 3, best_j);
+        best_index = i;
+    }
+    return best_index;
 }
 
 double dft_kernel(int64_t n, double x)

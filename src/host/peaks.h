@@ -80,6 +80,24 @@ int64_t upsample_scratch_doubles(const Extent& e, int upsample);
 // n and exactly 0 at the other integers.
 double dft_kernel(int64_t n, double x);
 
+// The upsampled grid of a map of extent e: G[a] points along axis a, at offsets
+// (first[a] + g) / upsample from the integer peak.
+struct UpsampledGrid {
+    int64_t G[3], first[3];
+};
+UpsampledGrid grid_shape(const Extent& e, int upsample);
+// The offset (in grid steps) along `axis` of grid point `index` ((g0 G1 + g1) G2 + g2).
+int64_t grid_offset(const UpsampledGrid& g, int64_t index, int axis);
+
+// The DFT interpolation of `map` on the upsampled grid around `at`, into values (G0 G1 G2
+// doubles); false (nothing written) when the scratch, upsample_scratch_doubles(e, upsample), is
+// short. Allocates nothing.
+bool upsampled_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
+                      double* scratch, int64_t scratch_doubles, double* values);
+
+// The grid point of highest value, with the tie rule of `upsampled` above.
+int64_t upsampled_grid_argmax(const UpsampledGrid& g, const double* values);
+
 // Writes s.k peaks of `map` (extent e) to out[0..s.k-1]. Allocates nothing.
 void find_peaks(const float* map, const Extent& e, const PeakSearch& s, MapPeak* out);
 
