@@ -41,6 +41,9 @@ private:
     std::atomic<int> code_{FLCC_SUCCESS};
 };
 
+// The most memory the resident executors (one per template) may hold together.
+constexpr int64_t kResidentBudget = int64_t(512) << 20;
+
 }  // namespace
 
 HostRunner::HostRunner(const Spec& spec) : spec_(spec), pool_(spec.threads) {}
@@ -73,13 +76,30 @@ flcc_result HostRunner::make(const Spec& spec, const Solver& solver, std::unique
     const std::unique_ptr<Candidate> candidate = solver.plan(p);
     if (candidate == nullptr)
         return fail(FLCC_INTERNAL_ERROR, "%s: no longer applies to %s", solver.name(), p.key().c_str());
+    // Resident executors: one per template, within the memory budget.
+    const int64_t per_executor = first->memory_bytes();
+    const bool resident = !spec.best && spec.templates.count > 1 &&
+                          per_executor * spec.templates.count <= kResidentBudget;
+    if (resident) {
+        r->resident_.resize(size_t(spec.templates.count));
+        for (size_t t = 0; t < r->resident_.size(); ++t) {
+            if (t == 0) {
+                r->resident_[t].executor = std::move(first);
+            } else {
+                const flcc_result made = candidate->create(r->resident_[t].executor);
+                if (made != FLCC_SUCCESS) return made;
+            }
+        }
+    }
     for (size_t i = 0; i < r->workers_.size(); ++i) {
         Worker& w = r->workers_[i];
-        if (i == 0) {
-            w.executor = std::move(first);
-        } else {
-            const flcc_result made = candidate->create(w.executor);
-            if (made != FLCC_SUCCESS) return made;
+        if (!resident) {
+            if (i == 0) {
+                w.slot.executor = std::move(first);
+            } else {
+                const flcc_result made = candidate->create(w.slot.executor);
+                if (made != FLCC_SUCCESS) return made;
+            }
         }
         w.map = host::AlignedArray<float>(out_elems);
         if (spec.best) w.best = host::AlignedArray<float>(2 * out_elems);
@@ -167,24 +187,22 @@ flcc_result HostRunner::prepare_images(const void* frame)
     return FLCC_SUCCESS;
 }
 
-// One pair's map, by the worker's executor (its template prepared when it holds another).
-flcc_result HostRunner::correlate(Worker& w, int image, int templ, float* map)
+// One pair's map, by the slot's executor (its template prepared when it holds another).
+flcc_result HostRunner::correlate(Slot& slot, int image, int templ, float* map)
 {
-    if (w.loaded != templ || w.loaded_generation != generation_) {
-        w.loaded = -1;
+    if (slot.loaded != templ || slot.loaded_generation != generation_) {
+        slot.loaded = -1;
         const int64_t n = spec_.pair.templ_elems();
-        const flcc_result r =
-            w.executor->set_template(templates_.data() + int64_t(templ) * n, constant_[size_t(templ)]);
+        const flcc_result r = slot.executor->set_template(templates_.data() + int64_t(templ) * n,
+                                                          constant_[size_t(templ)]);
         if (r != FLCC_SUCCESS) return r;
-        w.loaded = templ;
-        w.loaded_generation = generation_;
+        slot.loaded = templ;
+        slot.loaded_generation = generation_;
     }
-    return w.executor->execute(images_.data() + int64_t(image) * spec_.pair.image_elems(), map, 1,
-                               MemorySpace::host);
+    return slot.executor->execute(images_.data() + int64_t(image) * spec_.pair.image_elems(), map,
+                                  1, MemorySpace::host);
 }
 
-// The peaks of one map as flcc_peak. `index`: the template index plane of a best map (nullptr:
-// every peak is of template `templ`).
 // UPSAMPLED: the map's value is evaluated off the integer grid from the DFT interpolations of
 // the pair's full-region correlations, which are band-limited: the map itself for convolution
 // and cross-correlation; for LCC its numerator (the image with the zero-mean template) over the
@@ -303,15 +321,31 @@ flcc_result HostRunner::run_pairs(float* maps, flcc_peak* peaks)
 {
     const int64_t out_elems = spec_.pair.out_elems();
     FirstError error;
-    pool_.parallel_for(spec_.pairs, [&](int64_t pair, int thread) {
-        if (error.failed()) return;
-        Worker& w = workers_[size_t(thread)];
+    const auto run_pair = [&](Worker& w, int64_t pair) {
         const int t = spec_.templ_of(int(pair));
         float* map = spec_.keep_maps ? maps + pair * out_elems : w.map.data();
-        const flcc_result r = correlate(w, spec_.image_of(int(pair)), t, map);
+        const flcc_result r = correlate(slot_for(w, t), spec_.image_of(int(pair)), t, map);
         if (r != FLCC_SUCCESS) return error.set(r);
         if (spec_.peaks > 0)
             find(w, map, nullptr, spec_.image_of(int(pair)), t, peaks + pair * spec_.peaks);
+    };
+    if (resident_.empty()) {
+        pool_.parallel_for(spec_.pairs, [&](int64_t pair, int thread) {
+            if (!error.failed()) run_pair(workers_[size_t(thread)], pair);
+        });
+        return error.get();
+    }
+    // One task per template: its pairs on its resident executor.
+    const int templates = spec_.templates.count;
+    pool_.parallel_for(templates, [&](int64_t t, int thread) {
+        Worker& w = workers_[size_t(thread)];
+        if (spec_.pairing == FLCC_ALL_PAIRS) {
+            for (int i = 0; i < spec_.images.count && !error.failed(); ++i)
+                run_pair(w, int64_t(i) * templates + t);
+            return;
+        }
+        const int64_t per = spec_.pairs / templates;   // pairs of one template, contiguous
+        for (int64_t p = t * per; p < (t + 1) * per && !error.failed(); ++p) run_pair(w, p);
     });
     return error.get();
 }
@@ -329,7 +363,7 @@ flcc_result HostRunner::run_best(float* maps, flcc_peak* peaks)
         float* index = best + out_elems;
         for (int t = 0; t < spec_.templates.count; ++t) {
             float* map = t == 0 ? best : w.map.data();
-            const flcc_result r = correlate(w, int(image), t, map);
+            const flcc_result r = correlate(w.slot, int(image), t, map);
             if (r != FLCC_SUCCESS) return error.set(r);
             if (t == 0) {
                 std::fill(index, index + out_elems, 0.f);

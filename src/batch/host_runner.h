@@ -34,10 +34,15 @@ public:
                     int frames);
 
 private:
-    struct Worker {
+    // An executor and the template it holds: a worker's, or one resident per template.
+    struct Slot {
         std::unique_ptr<Executor> executor;
         int loaded = -1;                 // the template the executor holds (-1: none)
         uint64_t loaded_generation = 0;  // of the template set it came from
+    };
+
+    struct Worker {
+        Slot slot;
         host::AlignedArray<float> map, best, reversed;
         std::unique_ptr<host::Preprocessor::Scratch> image_scratch, templ_scratch;
         // UPSAMPLED: the numerator and (LCC) the window sums of the image and of its squares,
@@ -50,7 +55,8 @@ private:
     explicit HostRunner(const Spec& spec);
     flcc_result prepare_templates(const void* set);
     flcc_result prepare_images(const void* frame);
-    flcc_result correlate(Worker& w, int image, int templ, float* map);
+    flcc_result correlate(Slot& slot, int image, int templ, float* map);
+    Slot& slot_for(Worker& w, int templ) { return resident_.empty() ? w.slot : resident_[size_t(templ)]; }
     void find(Worker& w, const float* map, const float* index, int image, int templ,
               flcc_peak* out) const;
     void refine(Worker& w, int image, int templ, host::MapPeak& peak) const;
@@ -60,6 +66,10 @@ private:
     Spec spec_;
     host::ThreadPool pool_;
     std::vector<Worker> workers_;
+    // When the memory allows and every template's pairs can run as one task (not best over
+    // templates), one executor per template keeps its prepared state (normalised template,
+    // spectra) across pairs and frames; otherwise each worker prepares the template of each pair.
+    std::vector<Slot> resident_;
     std::unique_ptr<host::Preprocessor> image_pre_, templ_pre_;
     std::unique_ptr<host::FullCorrelation> refiner_;   // UPSAMPLED refinement
     host::AlignedArray<float> taps_;   // LCC with UPSAMPLED: the reversed zero-mean templates
