@@ -92,6 +92,10 @@ void add_run_options(CLI::App& mode, Config& c)
     mode.add_option("--maps", c.maps_dir,
                     "Folder for correlation maps (float32 TIFF, one page per subregion) of the --map-frames")
         ->group(output);
+    mode.add_flag("--decode-only", c.decode_only,
+                  "Only read and decode the frames, with the same reader threads and batches: no correlation, "
+                  "no rows. Its rate is the input's bound for a full run")
+        ->group(run);
     mode.add_option("--map-frames", c.map_frames, "Frames whose maps --maps writes (output frame numbers)")
         ->delimiter(',')->group(output)->default_str("0");
 }

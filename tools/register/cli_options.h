@@ -59,6 +59,7 @@ struct Config {
     bool progress_forced = false;   // --progress: progress lines even when stderr is not a terminal
     std::string maps_dir;      // non-empty: write the maps of map_frames there
     std::vector<int> map_frames{0};
+    bool decode_only = false;  // read and decode the frames, nothing else (the input's rate)
 
     int effective_roi_step() const { return roi_step > 0 ? roi_step : roi_size; }
     int effective_template_size() const { return template_size > 0 ? template_size : roi_size; }

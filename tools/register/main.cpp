@@ -138,7 +138,7 @@ int run(const Config& config)
                      config.frames_per_batch);
     }
 
-    sink.write(ResultFormatter(config.format).header());
+    if (!config.decode_only) sink.write(ResultFormatter(config.format).header());
     PipelineInputs inputs;
     inputs.config = &config;
     inputs.frames = &frames;

@@ -282,7 +282,11 @@ void Pipeline::writer_loop()
         const auto start = Clock::now();
         long skipped = 0;
         try {
-            sink_.write(format_batch(slot, order.rows_of, skipped));
+            if (config_.decode_only) {
+                for (int position = 0; position < order.rows_of; ++position) skipped += !slot.errors[size_t(position)].empty();
+            } else {
+                sink_.write(format_batch(slot, order.rows_of, skipped));
+            }
         } catch (const InputError& e) {
             fail(e.what());
             return;
@@ -352,8 +356,8 @@ PipelineOutcome Pipeline::run()
         }
         const auto start = Clock::now();
         try {
-            if (rows_of > 0) correlate(slot, rows_of);
-            if (maps_plan_) {
+            if (rows_of > 0 && !config_.decode_only) correlate(slot, rows_of);
+            if (maps_plan_ && !config_.decode_only) {
                 for (int position = 0; position < rows_of; ++position) {
                     const long frame = (*in_.jobs)[size_t(slot.first_job + position)].output_frame;
                     if (map_frames_.count(frame) && slot.errors[size_t(position)].empty()) write_maps(slot, position);

@@ -7,6 +7,9 @@
 // correlation takes batches in order once all their frames are decoded; the writer releases a
 // slot after writing it, for the batch `slots` later.
 //
+// With decode_only, batches are read and released without correlation or rows: the rate of the
+// input alone, through the same threads and buffers.
+//
 // Failures: a frame that cannot be read stops the run after the rows of the frames before it
 // (the batch's earlier frames are still correlated and written; no row of the failed frame is
 // written), unless keep_going: then its rows record it as skipped and the run goes on. A failed

@@ -19,6 +19,10 @@ int main(int argc, char** argv)
 
     registration::SyntheticSpec spec;
     int size = 0;
+    // flcc-register's grid defaults, so that a set and a run agree unless told otherwise.
+    spec.roi_size = 128;
+    spec.roi_step = 0;
+    spec.roi_margin = 0;
     CLI::App* make = app.add_subcommand("make", "Write a synthetic set (frames, reference, truth)");
     const std::map<std::string, registration::SyntheticKind> kinds{{"ebsd", registration::SyntheticKind::ebsd},
                                                                    {"piv", registration::SyntheticKind::piv}};
@@ -31,7 +35,7 @@ int main(int argc, char** argv)
     make->add_option("--width", spec.width, "Frame width")->check(CLI::Range(8, 1 << 15))->capture_default_str();
     make->add_option("--bits", spec.bits, "8 or 16")->check(CLI::IsMember({8, 16}))->capture_default_str();
     make->add_option("--roi-size", spec.roi_size, "Subregion side")->check(CLI::Range(4, 1 << 15))->capture_default_str();
-    make->add_option("--roi-step", spec.roi_step, "Subregion step (>= --roi-size)")->check(CLI::Range(4, 1 << 15))->capture_default_str();
+    make->add_option("--roi-step", spec.roi_step, "Subregion step, >= --roi-size (default: --roi-size)")->check(CLI::Range(4, 1 << 15));
     make->add_option("--roi-margin", spec.roi_margin, "Frame border without subregions")->check(CLI::Range(0, 1 << 15))->capture_default_str();
     make->add_option("--max-displacement", spec.max_displacement, "Largest displacement component, pixels")
         ->check(CLI::Range(0.0, 1000.0))->capture_default_str();
@@ -58,17 +62,19 @@ int main(int argc, char** argv)
     try {
         if (make->parsed()) {
             if (size > 0) spec.height = spec.width = size;
+            if (spec.roi_step == 0) spec.roi_step = spec.roi_size;
             registration::write_synthetic_set(spec);
             return 0;
         }
         const auto truth = registration::read_truth_csv(truth_path);
         const auto result = registration::read_result_csv(result_path);
         const registration::OffsetComparison c = registration::compare_offsets(truth, result);
-        std::printf("compared %ld offsets (%ld not measured, %ld missing): RMS error %.4f px (dy %.4f, dx %.4f), "
+        std::printf("compared %ld offsets (%ld not measured, %ld missing, %ld at other positions): RMS error %.4f px (dy %.4f, dx %.4f), "
                     "mean error dy %+.4f dx %+.4f, max %.4f px\n",
-                    c.compared, c.not_measured, c.missing, c.rms, c.rms_dy, c.rms_dx, c.mean_dy, c.mean_dx, c.max_error);
-        if (c.compared == 0 || c.missing > 0) {
-            std::fprintf(stderr, "flcc-register-synth: %s lacks offsets of the truth\n", result_path.c_str());
+                    c.compared, c.not_measured, c.missing, c.misplaced, c.rms, c.rms_dy, c.rms_dx, c.mean_dy, c.mean_dx, c.max_error);
+        if (c.compared == 0 || c.missing > 0 || c.misplaced > 0) {
+            std::fprintf(stderr, "flcc-register-synth: %s lacks offsets of the truth, or has them at other "
+                         "subregions (use the set's --roi-size, --roi-step and --roi-margin)\n", result_path.c_str());
             return 1;
         }
         if (max_rms >= 0 && c.rms > max_rms) {

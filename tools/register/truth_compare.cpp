@@ -81,6 +81,10 @@ OffsetComparison compare_offsets(const std::vector<ResultRecord>& truth, const s
             continue;
         }
         const ResultRecord& r = *found->second;
+        if (std::abs(r.y - t.y) > 0.01 || std::abs(r.x - t.x) > 0.01) {
+            ++c.misplaced;
+            continue;
+        }
         if (!std::isfinite(r.dy) || !std::isfinite(r.dx)) {
             ++c.not_measured;
             continue;

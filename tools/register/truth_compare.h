@@ -22,6 +22,7 @@ struct OffsetComparison {
     long compared = 0;       // truth rows found in the result with finite offsets
     long not_measured = 0;   // found, with NaN offsets (skipped frame, peak on the map's edge)
     long missing = 0;        // truth rows absent from the result
+    long misplaced = 0;      // found, but centred elsewhere (the result used another subregion layout)
     double rms = 0;          // root mean square of the error vector's length, pixels
     double rms_dy = 0, rms_dx = 0;
     double mean_dy = 0, mean_dx = 0;   // mean error (bias)

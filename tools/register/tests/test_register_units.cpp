@@ -540,9 +540,11 @@ TEST_CASE("Synthetic sets: files, truth and the comparison", "[synthetic]")
             result.push_back(r);
         }
         result[0].dy = std::numeric_limits<double>::quiet_NaN();
+        result[1].x += 1;
         result.pop_back();
         const OffsetComparison c = compare_offsets(truth, result);
-        CHECK(c.compared == 14);
+        CHECK(c.compared == 13);
+        CHECK(c.misplaced == 1);
         CHECK(c.not_measured == 1);
         CHECK(c.missing == 1);
         CHECK(c.rms == Approx(0.05));
