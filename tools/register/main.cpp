@@ -108,7 +108,10 @@ int run(const Config& config)
 
     const FrameGeometry geometry{reference.page.height, reference.page.width, reference.page.bits};
     const bool templates_per_frame = config.mode != Mode::reference;
-    RegistrationPlan plan(config, geometry, subregions, templates_per_frame, false);
+    // --decode-only never executes the plan: it needs its geometry, not a timed solver.
+    Config plan_config = config;
+    if (config.decode_only) plan_config.rigor = FLCC_ESTIMATE;
+    RegistrationPlan plan(plan_config, geometry, subregions, templates_per_frame, false);
     std::unique_ptr<RegistrationPlan> maps_plan;
     if (!config.maps_dir.empty()) maps_plan = std::make_unique<RegistrationPlan>(plan, config, subregions);
 
