@@ -7,8 +7,9 @@
 //   roi      the subregion's number (grid row-major, or the origins file's order)
 //   y, x     the subregion's centre in the frame, pixels
 //   dy, dx   the displacement of the frame's content relative to the reference there (positive:
-//            moved down / right), pixels; nan when it was not measured (a skipped frame, or a
-//            peak on the edge of the correlation map, where no sub-pixel fit exists)
+//            moved down / right), pixels; nan when it was not measured (a skipped frame, a
+//            peak on the edge of the correlation map, where no sub-pixel fit exists, or a
+//            flat map)
 //   peak     the correlation value at the peak; nan for a skipped frame
 //   quality  peak over the second peak (inf: no positive second peak; 0: flat map); nan for a
 //            skipped frame

@@ -103,7 +103,8 @@ Displacement RegistrationPlan::displacement(const flcc_peak& peak) const
 {
     constexpr double not_measured = std::numeric_limits<double>::quiet_NaN();
     const bool on_edge = peak.h <= 0 || peak.w <= 0 || peak.h >= map_.h - 1 || peak.w >= map_.w - 1;
-    if (std::isnan(peak.value) || on_edge) return {not_measured, not_measured};
+    const bool flat = peak.quality == 0;   // FLCC's mark of a map without a peak
+    if (std::isnan(peak.value) || on_edge || flat) return {not_measured, not_measured};
     return {double(peak.dy) - template_offset_, double(peak.dx) - template_offset_};
 }
 

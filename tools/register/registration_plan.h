@@ -11,7 +11,8 @@
 //   preprocessing by default (then the zero padding adds nothing to the correlation); the
 //   template's origin at 0 means no displacement.
 // A peak on the edge of the map is not a measurement (the true peak may lie outside the map, and
-// no sub-pixel fit exists there): its displacement is NaN.
+// no sub-pixel fit exists there), nor is the peak of a flat map (quality 0: a subregion or
+// template of zero variance): their displacement is NaN.
 #pragma once
 
 #include "cli_options.h"

@@ -501,3 +501,22 @@ TEST_CASE("An interrupted run leaves whole rows of whole frames", "[register][in
         }
     }
 }
+
+TEST_CASE("A blank frame gives flat maps: quality 0, no displacement", "[register][output]")
+{
+    TemporaryFolder folder;
+    std::vector<uint16_t> blank(256 * 256, 1234);
+    TiffWriter writer(folder / "blank.tif");
+    writer.write_uint16(blank.data(), 256, 256);
+    writer.close();
+    const ToolRun run = run_tool(with({"ebsd", sets().ebsd + "/reference.tif", frame_path(sets().ebsd, 0), folder / "blank.tif"},
+                                      search_options()));
+    INFO(run.err);
+    REQUIRE(run.exit_status == 0);
+    const auto lines = lines_of(run.out);
+    REQUIRE(lines.size() == size_t(1 + 2 * rois));
+    for (int roi = 0; roi < rois; ++roi) {
+        CHECK_THAT(lines[size_t(1 + roi)], !Catch::Contains("nan"));
+        CHECK_THAT(lines[size_t(1 + rois + roi)], Catch::StartsWith("1,") && Catch::EndsWith(",nan,nan,0.000000,0.0000"));
+    }
+}
