@@ -10,6 +10,7 @@ namespace flcc::host {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
 
 int64_t index_of(const Extent& e, int64_t q, int64_t r, int64_t c) { return (q * e[1] + r) * e[2] + c; }
 
@@ -157,6 +158,96 @@ void quadratic(const float* map, const Extent& e, MapPeak& p, int fit)
         p.refined[axes[i]] = double(p.at[axes[i]]) + std::clamp(s[i], -double(radius), double(radius));
 }
 
+// The upsampled grid along each axis: G[a] points at offsets (first[a] + g) / upsample.
+struct Grid {
+    int64_t G[3], first[3];
+    Grid(const Extent& e, int upsample)
+    {
+        const int64_t reach = (3 * int64_t(upsample) + 3) / 4;   // ceil(0.75 upsample)
+        for (int a = 0; a < 3; ++a) {
+            G[a] = e[a] > 1 ? 2 * reach + 1 : 1;
+            first[a] = e[a] > 1 ? -reach : 0;
+        }
+    }
+};
+
+// The DFT interpolation on the grid around `at` (peaks.h), into values[(g0 G1 + g1) G2 + g2].
+// Scratch layout: the transposed kernel matrices KT_a[n * G_a + g] = K_N(at_a + offset_g - n)
+// per axis, then A[(q * N1 + r) * G2 + g2] (the columns contracted) and B[q * G2 + g2] (then the
+// rows, for one g1). Every contraction is an axpy along g2, which vectorises.
+void grid_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
+                 double* scratch, double* values)
+{
+    const Grid grid(e, upsample);
+    const int64_t* G = grid.G;
+    double* KT[3];
+    double* next = scratch;
+    for (int a = 2; a >= 0; --a) {
+        KT[a] = next;
+        for (int64_t n = 0; n < e[a]; ++n)
+            for (int64_t g = 0; g < G[a]; ++g)
+                KT[a][n * G[a] + g] =
+                    dft_kernel(e[a], double(at[a] - n) + double(grid.first[a] + g) / upsample);
+        next += e[a] * G[a];
+    }
+    double* A = next;
+    double* B = A + e[0] * e[1] * G[2];
+
+    for (int64_t qr = 0; qr < e[0] * e[1]; ++qr) {
+        double* __restrict a = A + qr * G[2];
+        std::fill(a, a + G[2], 0.0);
+        const float* row = map + qr * e[2];
+        for (int64_t c = 0; c < e[2]; ++c) {
+            const double v = row[c];
+            if (!std::isfinite(v) || v == 0) continue;
+            const double* __restrict k = KT[2] + c * G[2];
+            for (int64_t g = 0; g < G[2]; ++g) a[g] += v * k[g];
+        }
+    }
+    for (int64_t g1 = 0; g1 < G[1]; ++g1) {
+        for (int64_t q = 0; q < e[0]; ++q) {
+            double* __restrict b = B + q * G[2];
+            std::fill(b, b + G[2], 0.0);
+            for (int64_t r = 0; r < e[1]; ++r) {
+                const double w = KT[1][r * G[1] + g1];
+                if (w == 0) continue;
+                const double* __restrict a = A + (q * e[1] + r) * G[2];
+                for (int64_t g = 0; g < G[2]; ++g) b[g] += w * a[g];
+            }
+        }
+        for (int64_t g0 = 0; g0 < G[0]; ++g0) {
+            double* __restrict c = values + (g0 * G[1] + g1) * G[2];
+            std::fill(c, c + G[2], 0.0);
+            for (int64_t q = 0; q < e[0]; ++q) {
+                const double w = KT[0][q * G[0] + g0];
+                if (w == 0) continue;
+                const double* __restrict b = B + q * G[2];
+                for (int64_t g = 0; g < G[2]; ++g) c[g] += w * b[g];
+            }
+        }
+    }
+}
+
+// The doubles grid_values needs besides the values.
+int64_t grid_scratch_doubles(const Extent& e, const Grid& grid)
+{
+    const int64_t* G = grid.G;
+    return e[0] * G[0] + e[1] * G[1] + e[2] * G[2] + e[0] * e[1] * G[2] + e[0] * G[2];
+}
+
+// The maximum of the DFT interpolation on the grid around p (peaks.h).
+void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& s)
+{
+    for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]);
+    const int upsample = std::max(s.upsample, 1);
+    if (s.scratch == nullptr || s.scratch_doubles < upsample_scratch_doubles(e, upsample)) return;
+    const Grid grid(e, upsample);
+    double* values = s.scratch + grid_scratch_doubles(e, grid);
+    grid_values(map, e, p.at, upsample, s.scratch, values);
+    const int64_t j = upsampled_grid_argmax(grid_shape(e, upsample), values);
+    for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]) + double(grid_offset(grid_shape(e, upsample), j, a)) / upsample;
+}
+
 // The highest finite value outside `radius` of p, and the mean and deviation of those values.
 void sidelobe(const float* map, const Extent& e, MapPeak& p, int radius)
 {
@@ -181,9 +272,71 @@ void sidelobe(const float* map, const Extent& e, MapPeak& p, int radius)
 
 }  // namespace
 
-void find_peaks(const float* map, const Extent& e, int k, int exclusion, Refine refine, int fit,
-                MapPeak* out)
+int64_t upsample_scratch_doubles(const Extent& e, int upsample)
 {
+    const Grid grid(e, std::max(upsample, 1));
+    return grid_scratch_doubles(e, grid) + grid.G[0] * grid.G[1] * grid.G[2];
+}
+
+UpsampledGrid grid_shape(const Extent& e, int upsample)
+{
+    const Grid grid(e, std::max(upsample, 1));
+    UpsampledGrid g;
+    for (int a = 0; a < 3; ++a) {
+        g.G[a] = grid.G[a];
+        g.first[a] = grid.first[a];
+    }
+    return g;
+}
+
+int64_t grid_offset(const UpsampledGrid& g, int64_t index, int axis)
+{
+    const int64_t pos[3] = {index / (g.G[1] * g.G[2]), index / g.G[2] % g.G[1], index % g.G[2]};
+    return g.first[axis] + pos[axis];
+}
+
+bool upsampled_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
+                      double* scratch, int64_t scratch_doubles, double* values)
+{
+    upsample = std::max(upsample, 1);
+    const Grid grid(e, upsample);
+    if (scratch == nullptr || scratch_doubles < grid_scratch_doubles(e, grid)) return false;
+    grid_values(map, e, at, upsample, scratch, values);
+    return true;
+}
+
+int64_t upsampled_grid_argmax(const UpsampledGrid& g, const double* values)
+{
+    double best = -kInf;
+    int64_t best_d2 = 0, best_j[3] = {0, 0, 0}, best_index = 0;
+    for (int64_t i = 0; i < g.G[0] * g.G[1] * g.G[2]; ++i) {
+        const int64_t j[3] = {grid_offset(g, i, 0), grid_offset(g, i, 1), grid_offset(g, i, 2)};
+        const int64_t d2 = j[0] * j[0] + j[1] * j[1] + j[2] * j[2];
+        // Ties: nearer the integer peak, then first in (plane, row, column) order.
+        const bool first = std::lexicographical_compare(j, j + 3, best_j, best_j + 3);
+        const bool wins = values[i] > best ||
+                          (values[i] == best && (d2 < best_d2 || (d2 == best_d2 && first)));
+        if (!wins) continue;
+        best = values[i];
+        best_d2 = d2;
+        std::copy(j, j + 3, best_j);
+        best_index = i;
+    }
+    return best_index;
+}
+
+double dft_kernel(int64_t n, double x)
+{
+    const double N = double(n);
+    const double r = x - N * std::round(x / N);   // K_n has period n
+    if (r == std::floor(r)) return r == 0 ? 1.0 : 0.0;
+    const double s = std::sin(kPi * r), t = kPi * r / N;
+    return n % 2 != 0 ? s / (N * std::sin(t)) : s * std::cos(t) / (N * std::sin(t));
+}
+
+void find_peaks(const float* map, const Extent& e, const PeakSearch& s, MapPeak* out)
+{
+    const int k = s.k;
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (int j = 0; j < k; ++j) out[j] = {nan, {-1, -1, -1}, {-1, -1, -1}, nan, nan};
     if (k < 1) return;
@@ -193,7 +346,9 @@ void find_peaks(const float* map, const Extent& e, int k, int exclusion, Refine 
         highest = std::max(highest, v);
     });
     if (!(lowest < highest)) {   // flat: every finite value equal, or none
-        out[0] = {std::isfinite(highest) ? highest : nan, {0, 0, 0}, {0, 0, 0}, 0.f, 0.f};
+        const int64_t* f = s.flat_at;
+        out[0] = {std::isfinite(highest) ? highest : nan, {f[0], f[1], f[2]},
+                  {double(f[0]), double(f[1]), double(f[2])}, 0.f, 0.f};
         return;
     }
     for (int j = 0; j < k; ++j) {
@@ -202,7 +357,7 @@ void find_peaks(const float* map, const Extent& e, int k, int exclusion, Refine 
         for_each_finite(map, e, [&](int64_t q, int64_t r, int64_t c, float v) {
             if (found && v <= p.value) return;
             for (int i = 0; i < j; ++i)
-                if (near(out[i], q, r, c, exclusion)) return;
+                if (near(out[i], q, r, c, s.exclusion)) return;
             p.value = v;
             p.at[0] = q;
             p.at[1] = r;
@@ -210,15 +365,16 @@ void find_peaks(const float* map, const Extent& e, int k, int exclusion, Refine 
             found = true;
         });
         if (!found) return;
-        switch (refine) {
+        switch (s.refine) {
         case Refine::none:
             for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]);
             break;
         case Refine::parabolic: three_point(map, e, p, false); break;
         case Refine::gaussian: three_point(map, e, p, true); break;
-        case Refine::quadratic: quadratic(map, e, p, fit); break;
+        case Refine::quadratic: quadratic(map, e, p, s.fit); break;
+        case Refine::upsampled: upsampled(map, e, p, s); break;
         }
-        sidelobe(map, e, p, exclusion);
+        sidelobe(map, e, p, s.exclusion);
     }
 }
 

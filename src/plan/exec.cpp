@@ -30,6 +30,8 @@ flcc_result execute_plan(flcc_plan handle, flcc_op op, const float* image, const
 {
     const std::shared_ptr<flcc_plan_s> plan = plan_acquire(handle);
     if (plan == nullptr) return invalid_plan(handle);
+    if (plan->batch != nullptr)
+        return fail(FLCC_OPERATION_MISMATCH, "plan is a batch plan: execute it with flcc_batch_exec");
     if (plan->op != op) {
         static const char* what[] = {" convolution", "n LCC", " cross-correlation"};
         static const char* exec[] = {"flcc_conv_exec", "flcc_lcorr_exec", "flcc_xcorr_exec"};

@@ -11,6 +11,18 @@
 #include <string>
 #include <vector>
 
+namespace flcc {
+
+// The per-frame work of a batch plan (flcc_batch_plan_create), made and run by the batch layer
+// (src/batch), which runs the plan's solver pair by pair. A plan holds one only when it is a
+// batch plan; the plan layer only tells batch plans from the others by it.
+class BatchRunner {
+public:
+    virtual ~BatchRunner() = default;
+};
+
+}  // namespace flcc
+
 struct flcc_plan_s {
     struct Candidate {
         std::string name;
@@ -26,6 +38,8 @@ struct flcc_plan_s {
     // The template the executor was last prepared with (compared by value at every exec).
     std::vector<float> template_copy;
     bool template_ready = false;
+
+    std::unique_ptr<flcc::BatchRunner> batch;   // set for batch plans only
 
     std::mutex exec_mutex;   // one exec at a time per plan
 };

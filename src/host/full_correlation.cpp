@@ -1,0 +1,95 @@
+#include "host/full_correlation.h"
+
+#include "geometry/fft_size.h"
+#include "host/thread_pool.h"
+#include "plan/error.h"
+
+#include <algorithm>
+#include <new>
+
+namespace flcc::host {
+
+namespace {
+
+fftwf_complex* as_complex(AlignedArray<float>& a) { return reinterpret_cast<fftwf_complex*>(a.data()); }
+
+// Copies `in` (extent e) into the corner of the zeroed box.
+void place(const float* in, const Extent& e, const Extent& box, float* out)
+{
+    std::fill(out, out + volume(box), 0.f);
+    for (int64_t q = 0; q < e[0]; ++q)
+        for (int64_t r = 0; r < e[1]; ++r)
+            std::copy(in + (q * e[1] + r) * e[2], in + (q * e[1] + r + 1) * e[2],
+                      out + (q * box[1] + r) * box[2]);
+}
+
+}  // namespace
+
+FullCorrelation::Scratch::Scratch(const FullCorrelation& f)
+    : real(volume(f.box_)),
+      image_spectrum(2 * f.complex_elems_),
+      taps_spectrum(2 * f.complex_elems_)
+{
+}
+
+FullCorrelation::FullCorrelation(const Extent& image, const Extent& taps, int threads)
+    : image_(image), taps_(taps)
+{
+    for (int a = 0; a < 3; ++a) {
+        const int64_t full = image[a] + taps[a] - 1;
+        box_[a] = full == 1 ? 1 : geometry::fast_fft_size(full);
+    }
+    complex_elems_ = RealFft::complex_elems(box_);
+    Scratch trial(*this);
+    const ThreadPool pool(1);
+    fft_ = std::make_unique<RealFft>(box_, trial.real.data(), as_complex(trial.image_spectrum),
+                                     pool, false);
+    // One trial run measures what FFTW holds while it executes, reserved for every thread.
+    if (fft_allocator_in_effect()) {
+        {
+            FftScope scope(fft_guard_, nullptr);
+            fft_->forward(trial.real.data(), as_complex(trial.image_spectrum));
+            fft_->inverse(as_complex(trial.image_spectrum), trial.real.data());
+        }
+        if (fft_guard_.take_failure()) {
+            set_detail("out of memory in FFTW executing a refinement transform at plan creation");
+            throw std::bad_alloc();
+        }
+        fft_guard_.reserve_for(std::max(threads, 1));
+    }
+}
+
+FullCorrelation::~FullCorrelation() = default;
+
+const float* FullCorrelation::run(const float* image, const float* taps, bool centre_image,
+                                  Scratch& s) const
+{
+    FftScope scope(fft_guard_, nullptr);
+    place(image, image_, box_, s.real.data());
+    if (centre_image) {
+        const int64_t n = volume(image_);
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i) sum += image[i];
+        const float mean = float(sum / double(n));
+        for (int64_t q = 0; q < image_[0]; ++q)
+            for (int64_t r = 0; r < image_[1]; ++r) {
+                float* row = s.real.data() + (q * box_[1] + r) * box_[2];
+                for (int64_t c = 0; c < image_[2]; ++c) row[c] -= mean;
+            }
+    }
+    fft_->forward(s.real.data(), as_complex(s.image_spectrum));
+    place(taps, taps_, box_, s.real.data());
+    fft_->forward(s.real.data(), as_complex(s.taps_spectrum));
+    float* a = s.image_spectrum.data();
+    const float* b = s.taps_spectrum.data();
+    for (int64_t k = 0; k < complex_elems_; ++k) {
+        const float re = a[2 * k] * b[2 * k] - a[2 * k + 1] * b[2 * k + 1];
+        const float im = a[2 * k] * b[2 * k + 1] + a[2 * k + 1] * b[2 * k];
+        a[2 * k] = re;
+        a[2 * k + 1] = im;
+    }
+    fft_->inverse(as_complex(s.image_spectrum), s.real.data());
+    return s.real.data();
+}
+
+}  // namespace flcc::host
