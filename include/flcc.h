@@ -388,7 +388,9 @@ FLCC_API flcc_result flcc_batch_plan_create(flcc_plan *plan, flcc_op op, int dim
  * unless keep_maps; then [frame][pair][map] (best_over_templates: [frame][image][2][map], the
  * best value then the template index as a float). peaks: [frame][pair][peaks]
  * (best_over_templates: [frame][image][peaks]); may be NULL when batch.peaks is 0. Host or
- * device pointers (device data is staged through host memory).
+ * device pointers: device data is staged through host memory with copies on the legacy default
+ * stream (cudaMemcpy), which wait for the blocking streams' work but not for non-blocking
+ * streams' (finish such work before the call, e.g. with cudaStreamSynchronize).
  */
 FLCC_API flcc_result flcc_batch_exec(flcc_plan plan, const void *images, const void *templs,
                                      float *maps, flcc_peak *peaks, int frames);

@@ -3,16 +3,18 @@ normalised cross-correlation) of 1D-3D images on CPUs and NVIDIA GPUs.
 
 Drop-in functions with their peers' semantics: match_template (scikit-image), convolve and
 correlate (SciPy), normxcorr2 (MATLAB); register_subregions for sub-pixel offsets of subregions
-(EBSD, PIV, DIC). Plan for reuse per frame. NumPy, CuPy and PyTorch
-arrays go in without copies and results come back in the caller's framework and device.
+(EBSD, PIV, DIC). Plan for reuse per frame; BatchPlan for many small correlations per frame
+and their peaks. NumPy, CuPy and PyTorch arrays go in without copies and results come back in
+the caller's framework and device.
 flcc.dask runs the same functions over Dask arrays.
 """
 
 from . import _flcc
 from ._errors import CODES, Error
+from ._batch import PEAK_DTYPE, BatchPlan
 from ._functions import convolve, correlate, match_template, normxcorr2
 from ._plan import Plan, clear_cache
-from ._register import refine_peak, register_subregions
+from ._register import register_subregions
 from ._wisdom import (export_wisdom, export_wisdom_file, forget_wisdom, import_wisdom,
                       import_wisdom_file, load_wisdom, save_wisdom, wisdom_path)
 from ._wisdom import _load_at_import
@@ -29,7 +31,7 @@ def solvers():
     return list(_flcc.solver_names())
 
 
-__all__ = ["CODES", "Error", "Plan", "clear_cache", "convolve", "correlate", "export_wisdom",
-           "export_wisdom_file", "forget_wisdom", "import_wisdom", "import_wisdom_file",
-           "load_wisdom", "match_template", "normxcorr2", "refine_peak", "register_subregions",
-           "save_wisdom", "solvers", "wisdom_path"]
+__all__ = ["BatchPlan", "CODES", "Error", "PEAK_DTYPE", "Plan", "clear_cache", "convolve",
+           "correlate", "export_wisdom", "export_wisdom_file", "forget_wisdom", "import_wisdom",
+           "import_wisdom_file", "load_wisdom", "match_template", "normxcorr2",
+           "register_subregions", "save_wisdom", "solvers", "wisdom_path"]

@@ -90,6 +90,44 @@ def as_float32(x, framework, what="input"):
     return np.asarray(x, dtype=np.float32, order="C")   # keeps 0-d arrays 0-d
 
 
+def dtype_name(x, framework):
+    """The name of an array's element type as NumPy spells it ('float32', 'uint16', ...)."""
+    if framework == TORCH:
+        return str(x.dtype).rpartition(".")[2]
+    return x.dtype.name
+
+
+def as_contiguous(x, framework):
+    """x as a C-contiguous array of its framework, dtype and device, in native byte order (x
+    itself when it is one already)."""
+    if framework == CUPY:
+        cp = _cupy()
+        if x.flags.c_contiguous:
+            return x
+        with cp.cuda.Device(x.device.id):
+            return cp.ascontiguousarray(x)
+    if framework == TORCH:
+        if x.requires_grad:
+            x = x.detach()
+        return x.contiguous()
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    if x.flags.c_contiguous and x.dtype.isnative:
+        return x
+    return np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+
+
+def synchronize(framework, device):
+    """Waits for the work queued on the caller's current stream of the device, so that a copy the
+    library makes on the legacy default stream reads finished data."""
+    if framework == CUPY:
+        cp = _cupy()
+        with cp.cuda.Device(device):
+            cp.cuda.get_current_stream().synchronize()
+    elif framework == TORCH:
+        _torch().cuda.current_stream(device).synchronize()
+
+
 def empty(framework, shape, device):
     """An uninitialised float32 array of the framework on the device."""
     shape = tuple(int(s) for s in shape)

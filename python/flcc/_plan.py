@@ -200,21 +200,27 @@ _cache = {}
 _cache_lock = threading.Lock()
 
 
-def cached_plan(*args, **kwargs):
-    """A Plan from the drop-in functions' cache (the most recent 32 problems), so that a
-    function called again on the same shapes plans nothing."""
-    key = (args, tuple(sorted(kwargs.items())))
+def cached(factory, *args, **kwargs):
+    """factory(*args, **kwargs) from the drop-in functions' cache (the most recent 32 plans of
+    any kind), so that a function called again on the same problem plans nothing. The arguments
+    are the key: they must be hashable."""
+    key = (factory, args, tuple(sorted(kwargs.items())))
     with _cache_lock:
         plan = _cache.pop(key, None)
         if plan is not None:
             _cache[key] = plan
             return plan
-    plan = Plan(*args, **kwargs)
+    plan = factory(*args, **kwargs)
     with _cache_lock:
         _cache[key] = plan
         while len(_cache) > _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
     return plan
+
+
+def cached_plan(*args, **kwargs):
+    """A Plan from the drop-in functions' cache."""
+    return cached(Plan, *args, **kwargs)
 
 
 def clear_cache():

@@ -2,90 +2,16 @@
 (EBSD pattern registration, PIV, digital image correlation).
 
 Each subregion of a frame (the image) is correlated with the same subregion of the reference
-(the template) by local correlation coefficients, the peak of each map is located and refined
-to sub-pixel precision. This version runs one correlation per subregion through a cached plan;
-the batched engine of DESIGN §7 takes its place under the same interface.
+(the template) by local correlation coefficients, and the peak of each map is located and
+refined to sub-pixel precision: one batch plan per problem (cached), which cuts the subregions
+from the frames and the reference, correlates every pair and refines the peaks in one call.
 """
 
 import numpy as np
 
 from . import _arrays
-from ._plan import cached_plan
-
-REFINES = ("none", "parabolic", "gaussian", "quadratic")
-
-
-def _vertex(a, b, c):
-    """Offset of the vertex of the parabola through (-1, a), (0, b), (1, c); 0 unless b is a
-    maximum of it."""
-    den = a - 2.0 * b + c
-    return 0.0 if den >= 0 else 0.5 * (a - c) / den
-
-
-def _three_point(m, i, j, axis_fit):
-    """axis_fit applied to the peak and its two neighbours along each axis (0 at an edge)."""
-    h, w = m.shape
-    dy = axis_fit(m[i - 1, j], m[i, j], m[i + 1, j]) if 0 < i < h - 1 else 0.0
-    dx = axis_fit(m[i, j - 1], m[i, j], m[i, j + 1]) if 0 < j < w - 1 else 0.0
-    return dy, dx
-
-
-def _gaussian_vertex(a, b, c):
-    """The Gaussian through the three points (the parabola of their logs); the parabola itself
-    where a value is not positive."""
-    if min(a, b, c) <= 0:
-        return _vertex(a, b, c)
-    return _vertex(np.log(a), np.log(b), np.log(c))
-
-
-def _quadratic(m, i, j, fit):
-    """Stationary point of the least-squares quadratic surface
-    a + b x + c y + d x^2 + e x y + f y^2 over the fit x fit neighbourhood of the peak (cut at
-    the map's edges), clamped to that neighbourhood."""
-    r = fit // 2
-    h, w = m.shape
-    y0, y1 = max(i - r, 0), min(i + r + 1, h)
-    x0, x1 = max(j - r, 0), min(j + r + 1, w)
-    yy, xx = np.mgrid[y0 - i:y1 - i, x0 - j:x1 - j]
-    x, y = xx.ravel().astype(np.float64), yy.ravel().astype(np.float64)
-    if len(np.unique(x)) < 3 or len(np.unique(y)) < 3:
-        return _three_point(m, i, j, _vertex)
-    A = np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
-    coef, *_ = np.linalg.lstsq(A, m[y0:y1, x0:x1].ravel().astype(np.float64), rcond=None)
-    _, b, c, d, e, f = coef
-    det = 4.0 * d * f - e * e
-    if det <= 0 or d >= 0:          # not a maximum: keep the integer peak
-        return 0.0, 0.0
-    dx = (e * c - 2.0 * f * b) / det
-    dy = (e * b - 2.0 * d * c) / det
-    return float(np.clip(dy, -r, r)), float(np.clip(dx, -r, r))
-
-
-def refine_peak(m, refine="parabolic", fit_size=5, exclusion=2):
-    """Peak of a 2D correlation map: (y, x) refined, value, quality. quality is the peak over
-    the highest value outside a (2 exclusion + 1)^2 box around it; 0 for a flat map."""
-    m = np.asarray(m, dtype=np.float64)
-    k = int(np.argmax(m))
-    i, j = divmod(k, m.shape[1])
-    value = m[i, j]
-    if refine == "parabolic":
-        dy, dx = _three_point(m, i, j, _vertex)
-    elif refine == "gaussian":
-        dy, dx = _three_point(m, i, j, _gaussian_vertex)
-    elif refine == "quadratic":
-        dy, dx = _quadratic(m, i, j, fit_size)
-    else:
-        dy, dx = 0.0, 0.0
-    rest = m.copy()
-    rest[max(i - exclusion, 0):i + exclusion + 1, max(j - exclusion, 0):j + exclusion + 1] = -np.inf
-    second = rest.max() if np.isfinite(rest.max()) else -np.inf
-    if value <= 0 or m.min() == m.max():
-        quality = 0.0
-    elif second <= 0:
-        quality = np.inf
-    else:
-        quality = value / second
-    return i + dy, j + dx, value, quality
+from ._batch import DTYPE_NAMES, REFINES, BatchPlan, _input
+from ._plan import cached
 
 
 def _size2(size, what):
@@ -98,42 +24,58 @@ def _size2(size, what):
 
 
 def check_arguments(frames_shape, reference_shape, origins, size, template_size, refine,
-                    fit_size):
+                    fit_size, upsample=10):
     """Validates register_subregions' arguments; returns (origins, size, template size)."""
     if refine not in REFINES:
-        raise ValueError(f"refine must be one of {REFINES}, not {refine!r}")
+        raise ValueError(f"refine must be one of {', '.join(repr(r) for r in REFINES)}, "
+                         f"not {refine!r}")
     if fit_size not in (3, 5, 7):
-        raise ValueError("fit_size must be 3, 5 or 7")
+        raise ValueError(f"fit_size must be 3, 5 or 7, not {fit_size!r}")
+    if isinstance(upsample, bool) or not isinstance(upsample, (int, np.integer)) or \
+            not 2 <= upsample <= 1000:
+        raise ValueError(f"upsample must be an int from 2 to 1000, not {upsample!r}")
     if len(frames_shape) != 3 or len(reference_shape) != 2 or frames_shape[1:] != reference_shape:
-        raise ValueError("frames must be (H, W) or (F, H, W) and the reference (H, W)")
+        raise ValueError(f"frames must be (H, W) or (F, H, W) and the reference (H, W), got "
+                         f"frames {frames_shape[1:] if len(frames_shape) == 3 else frames_shape} "
+                         f"and reference {reference_shape}")
     origins = np.asarray(origins)
     if origins.ndim != 2 or origins.shape[1] != 2 or origins.dtype.kind not in "iu":
         raise ValueError("origins must be an (R, 2) integer array of (y, x)")
+    if origins.shape[0] < 1:
+        raise ValueError("origins must hold at least one subregion")
     sh, sw = _size2(size, "size")
     th, tw = _size2(template_size, "template_size") if template_size is not None else (sh, sw)
     if th > sh or tw > sw:
-        raise ValueError("template_size must not exceed size")
+        raise ValueError(f"template_size {(th, tw)} must not exceed size {(sh, sw)}")
     H, W = reference_shape
-    if (origins < 0).any() or (origins[:, 0] + sh > H).any() or (origins[:, 1] + sw > W).any():
-        raise ValueError(f"every subregion of size {(sh, sw)} must lie inside the {H}x{W} frame")
+    outside = ((origins < 0).any(axis=1) | (origins[:, 0] + sh > H) | (origins[:, 1] + sw > W))
+    if outside.any():
+        r = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"origins[{r}] = {tuple(origins[r].tolist())}: the {sh}x{sw} subregion "
+                         f"leaves the {H}x{W} frame")
     return origins, (sh, sw), (th, tw)
 
 
 def register_subregions(frames, reference, origins, size, *, template_size=None,
-                        refine="parabolic", fit_size=5, exclusion=2, full_output=False,
-                        platform="any", rigor="estimate", threads=0, method=None):
+                        refine="parabolic", fit_size=5, upsample=10, exclusion=2,
+                        full_output=False, platform="any", rigor="estimate", threads=0,
+                        method=None):
     """Sub-pixel offsets of subregions of each frame relative to the reference.
 
-    frames: one 2D frame (H, W) or a stack (F, H, W); reference: (H, W). origins: (R, 2)
-    top-left corners (y, x) of the subregions, each `size` (an int or (h, w)) in extent and
-    inside the frame. With template_size None (or equal to size), every frame subregion is
-    correlated with the whole reference subregion in the full region (the EBSD seed's form);
-    each frame subregion has its mean subtracted first, so that the region's padded zeros carry
-    no step. With a smaller template_size, the centre of the reference subregion is searched
-    inside the frame subregion (the valid region, OpenCV's form).
+    frames: one 2D frame (H, W) or a stack (F, H, W); reference: (H, W). float32, uint16 and
+    uint8 arrays go to the library as they are (it converts where it cuts the subregions);
+    other real types are converted to float32. origins: (R, 2) top-left corners (y, x) of the
+    subregions, each `size` (an int or (h, w)) in extent and inside the frame. With
+    template_size None (or equal to size), every frame subregion is correlated with the whole
+    reference subregion in the full region (the EBSD seed's form), both with their means
+    subtracted first, so that the region's padded zeros carry no step. With a smaller
+    template_size, the centre of the reference subregion (offset (size - template_size) // 2)
+    is searched inside the frame subregion (the valid region, OpenCV's form).
 
     refine: 'parabolic' or 'gaussian' (3 points per axis), 'quadratic' (least-squares
-    quadratic surface over fit_size x fit_size, fit_size 3, 5 or 7) or 'none'.
+    quadratic surface over fit_size x fit_size, fit_size 3, 5 or 7), 'upsampled' (the maximum
+    of the correlation's DFT interpolation on a grid of 1/upsample pixel, upsample 2 to 1000)
+    or 'none'.
 
     Returns (offsets, quality): offsets [..., R, 2] as (dy, dx), the displacement of the
     frame's content relative to the reference (positive: moved down / right), and quality
@@ -143,47 +85,34 @@ def register_subregions(frames, reference, origins, size, *, template_size=None,
     subregion of n is pulled towards 0 by a bias that grows with s / n; the search form
     (template_size < size) has none.
     full_output=True adds the peak values [..., R].
+    The results are NumPy arrays whatever the frames' framework (batch plans run on the host).
     """
-    fw = _arrays.framework_of(frames)
-    frames = _arrays.as_float32(frames, fw, "frames")
-    reference = _arrays.as_float32(reference, _arrays.framework_of(reference), "reference")
-    single = frames.ndim == 2
-    if single:
-        frames = frames[None]
-    origins, (sh, sw), (th, tw) = check_arguments(tuple(frames.shape), tuple(reference.shape),
-                                                  origins, size, template_size, refine, fit_size)
+    frames, image_type = _input(frames, None, "frames")
+    reference, templ_type = _input(reference, None, "reference")
+    frames_shape = tuple(frames.shape)
+    single = len(frames_shape) == 2
+    origins, (sh, sw), (th, tw) = check_arguments(
+        (1,) + frames_shape if single else frames_shape, tuple(reference.shape), origins, size,
+        template_size, refine, fit_size, upsample)
     full = (th, tw) == (sh, sw)
     cy, cx = (sh - th) // 2, (sw - tw) // 2
-    device = _arrays.device_of(frames, fw)
-    options = dict(platform="device" if device != _arrays.HOST and platform == "any" else platform,
-                   rigor=rigor, threads=threads, method=method,
-                   device=None if device == _arrays.HOST else device,
-                   device_resident=device != _arrays.HOST)
-    plan = cached_plan("lcorr", (sh, sw), (th, tw), region="full" if full else "valid", **options)
-    F, R = frames.shape[0], origins.shape[0]
-    offsets = np.zeros((F, R, 2), np.float32)
-    quality = np.zeros((F, R), np.float32)
-    peak = np.zeros((F, R), np.float32)
-    for r, (oy, ox) in enumerate(origins.tolist()):
-        templ = reference[oy + cy:oy + cy + th, ox + cx:ox + cx + tw]
-        for f in range(F):
-            sub = frames[f, oy:oy + sh, ox:ox + sw]
-            if full:
-                # Zero-mean subregions, as the seed pipeline correlates them: the padded zeros
-                # of the full region then continue the subregion's mean, not a step to 0.
-                sub = sub - sub.mean()
-            m = plan(sub, templ)
-            if device != _arrays.HOST:
-                plan.synchronize()
-                m = m.get() if fw == _arrays.CUPY else m.cpu().numpy()
-            elif fw == _arrays.TORCH:
-                m = m.numpy()
-            y, x, v, q = refine_peak(m, refine, fit_size, exclusion)
-            zero_y, zero_x = (th - 1, tw - 1) if full else (cy, cx)
-            if q == 0 and float(np.min(m)) == float(np.max(m)):
-                y, x = zero_y, zero_x   # a flat map: no displacement, quality 0
-            offsets[f, r] = (y - zero_y, x - zero_x)
-            quality[f, r], peak[f, r] = q, v
-    if single:
-        offsets, quality, peak = offsets[0], quality[0], peak[0]
-    return (offsets, quality, peak) if full_output else (offsets, quality)
+    frame = tuple(reference.shape)
+    image_origins = tuple(map(tuple, origins.tolist()))
+    templ_origins = tuple((y + cy, x + cx) for y, x in image_origins)
+    plan = cached(BatchPlan, "lcorr", (sh, sw), (th, tw), images=len(image_origins),
+                  templates=len(image_origins), image_dtype=DTYPE_NAMES[image_type],
+                  template_dtype=DTYPE_NAMES[templ_type], image_origins=image_origins,
+                  image_frame=frame, template_origins=templ_origins, template_frame=frame,
+                  zero_mean=full, exclusion=exclusion, refine=refine, fit_size=fit_size,
+                  upsample=upsample, region="full" if full else "valid", platform=platform,
+                  rigor=rigor, threads=threads, method=method)
+    peak = plan(frames, reference)[..., 0]
+    # flcc_peak.dy/dx is where the template's origin lies in the image; the template starts
+    # (cy, cx) into its subregion, so the content moved by dy - cy, dx - cx.
+    offsets = np.stack([peak["dy"] - cy, peak["dx"] - cx], axis=-1)
+    quality = peak["quality"].copy()
+    # A flat map has no displacement: the library puts its peak at the region's zero
+    # displacement, which for the search form is the subregion's corner, not its centre.
+    offsets[quality == 0] = 0
+    values = peak["value"].copy()
+    return (offsets, quality, values) if full_output else (offsets, quality)

@@ -141,7 +141,7 @@ def register_subregions(frames, reference, origins, size, *, full_output=False, 
     origins = np.asarray(origins)
     _register.check_arguments(tuple(frames.shape), tuple(reference.shape), origins, size,
                               options.get("template_size"), options.get("refine", "parabolic"),
-                              options.get("fit_size", 5))
+                              options.get("fit_size", 5), options.get("upsample", 10))
     frames = frames.rechunk({1: -1, 2: -1})
     R = origins.shape[0]
 

@@ -4,7 +4,9 @@
 // into flcc.Error: the rules for arrays (framework, device, dtype, layout) live in one place,
 // python/flcc/_arrays.py, and this file only passes pointers through. Arrays arrive as nanobind
 // ndarrays (NumPy buffers, or any object with __dlpack__: CuPy, PyTorch), never converted here,
-// so the pointer the library sees is the caller's own; execution releases the GIL.
+// so the pointer the library sees is the caller's own; execution releases the GIL. The one
+// exception to returning codes: a batch exec given a buffer smaller than its frames need raises
+// ValueError, so that no call of this module reads or writes outside the caller's arrays.
 #include <flcc.h>
 
 #include <nanobind/nanobind.h>
@@ -16,6 +18,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -118,6 +121,162 @@ int plan_exec_raw(Plan& p, std::uintptr_t image, std::uintptr_t templ, std::uint
                              : flcc_lcorr_exec(p.handle, im, tp, o, count);
 }
 
+// A batch plan (flcc_batch_plan_create) owned by Python, with the bytes its execs read and
+// write per frame, so that an exec checks every buffer against them. The pointers of the last
+// execution are kept, as for Plan.
+class BatchPlan {
+public:
+    BatchPlan() = default;
+    BatchPlan(const BatchPlan&) = delete;
+    BatchPlan& operator=(const BatchPlan&) = delete;
+    ~BatchPlan() { close(); }
+
+    flcc_plan handle = nullptr;
+    int pairs = 0;
+    bool templ_per_frame = false;
+    // Per frame: the images' input, one template set, the maps (0 without keep_maps), the peaks.
+    std::size_t image_bytes = 0, templ_bytes = 0, map_bytes = 0, peak_bytes = 0;
+    std::uintptr_t last_images = 0, last_templs = 0, last_maps = 0, last_peaks = 0;
+
+    void close()
+    {
+        if (handle != nullptr) flcc_destroy(handle);
+        handle = nullptr;
+    }
+};
+
+using Origins = nb::ndarray<const int, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using AnyArray = nb::ndarray<nb::c_contig>;
+using PeakBytes = nb::ndarray<std::uint8_t, nb::c_contig, nb::device::cpu>;
+
+// Plans a batch; the enum arguments are the C enums' integers, checked by the library. Origins
+// are read here (the library copies them at plan time). Returns (code, plan or None).
+std::size_t elem_bytes(int type) { return type == FLCC_UINT16 ? 2 : type == FLCC_UINT8 ? 1 : 4; }
+
+std::size_t volume(int dim, const flcc_size& s)
+{
+    return std::size_t(s.h) * std::size_t(s.w) * std::size_t(dim == 3 ? s.d : 1);
+}
+
+std::pair<int, std::optional<nb::object>> batch_plan_create(
+    int op, int dim, Shape image, Shape templ, int pairing, int images, int templates,
+    int image_type, int templ_type, std::optional<Origins> image_origins, Shape image_frame,
+    std::optional<Origins> templ_origins, Shape templ_frame, bool zero_mean, bool hann,
+    float bandpass_low, float bandpass_high, int peaks, int exclusion, int refine, int fit_size,
+    int upsample, bool keep_maps, bool best_over_templates, bool templ_per_frame, int region,
+    int platform, int rigor, int threads, std::optional<std::string> method, bool check_finite)
+{
+    // The library reads `count` origins of `dim` ints each: the arrays must hold them.
+    for (const auto* o : {&image_origins, &templ_origins}) {
+        const int count = o == &image_origins ? images : templates;
+        if (*o && ((*o)->shape(0) != size_t(count) || (*o)->shape(1) != size_t(dim)))
+            throw nb::value_error("origins must be a (count, dim) array");
+    }
+    flcc_batch b;
+    flcc_batch_init(&b);
+    b.pairing = static_cast<flcc_pairing>(pairing);
+    b.images = images;
+    b.templates = templates;
+    b.image_type = static_cast<flcc_dtype>(image_type);
+    b.templ_type = static_cast<flcc_dtype>(templ_type);
+    b.image_origins = image_origins ? image_origins->data() : nullptr;
+    b.image_frame = to_size(image_frame);
+    b.templ_origins = templ_origins ? templ_origins->data() : nullptr;
+    b.templ_frame = to_size(templ_frame);
+    b.zero_mean = zero_mean ? 1 : 0;
+    b.hann = hann ? 1 : 0;
+    b.bandpass_low = bandpass_low;
+    b.bandpass_high = bandpass_high;
+    b.peaks = peaks;
+    b.exclusion = exclusion;
+    b.refine = static_cast<flcc_refine>(refine);
+    b.fit_size = fit_size;
+    b.upsample = upsample;
+    b.keep_maps = keep_maps ? 1 : 0;
+    b.best_over_templates = best_over_templates ? 1 : 0;
+    b.templ_per_frame = templ_per_frame ? 1 : 0;
+    flcc_options o;
+    flcc_options_init(&o);
+    o.region = static_cast<flcc_region>(region);
+    o.platform = static_cast<flcc_platform>(platform);
+    o.rigor = static_cast<flcc_rigor>(rigor);
+    o.threads = threads;
+    o.method = method ? method->c_str() : nullptr;
+    o.check_finite = check_finite ? 1 : 0;
+    flcc_plan handle = nullptr;
+    flcc_result r;
+    {
+        nb::gil_scoped_release release;
+        r = flcc_batch_plan_create(&handle, static_cast<flcc_op>(op), dim, to_size(image),
+                                   to_size(templ), &b, &o);
+    }
+    if (r != FLCC_SUCCESS) return {int(r), std::nullopt};
+    int pairs = 0;
+    flcc_size out{0, 0, 0};
+    if ((r = flcc_batch_pairs(handle, &pairs)) != FLCC_SUCCESS ||
+        (r = flcc_plan_output_size(handle, &out)) != FLCC_SUCCESS) {
+        flcc_destroy(handle);
+        return {int(r), std::nullopt};
+    }
+    nb::object obj = nb::cast(new BatchPlan(), nb::rv_policy::take_ownership);
+    BatchPlan& p = nb::cast<BatchPlan&>(obj);
+    p.handle = handle;
+    p.pairs = pairs;
+    p.templ_per_frame = templ_per_frame;
+    // The layout of flcc_batch_exec's arguments (flcc.h).
+    p.image_bytes = elem_bytes(image_type) * (image_origins ? volume(dim, b.image_frame)
+                                                            : images * volume(dim, to_size(image)));
+    p.templ_bytes = elem_bytes(templ_type) * (templ_origins ? volume(dim, b.templ_frame)
+                                                            : templates * volume(dim, to_size(templ)));
+    const std::size_t maps_per_frame = best_over_templates ? images : pairs;
+    if (keep_maps)
+        p.map_bytes = sizeof(float) * maps_per_frame * volume(dim, out) * (best_over_templates ? 2 : 1);
+    p.peak_bytes = sizeof(flcc_peak) * maps_per_frame * std::size_t(peaks);
+    return {0, obj};
+}
+
+std::size_t bytes_of(const AnyArray& a) { return a.size() * a.itemsize(); }
+
+// One flcc_batch_exec of `frames` frames. Each buffer must hold what the plan reads or writes
+// for them (templates: one set, or one per frame), so that no call of this function reads or
+// writes outside the caller's arrays.
+int batch_exec(BatchPlan& p, const AnyArray& images, std::optional<AnyArray> templs,
+               std::optional<AnyArray> maps, std::optional<PeakBytes> peaks, int frames)
+{
+    if (p.handle == nullptr) return FLCC_INVALID_PLAN;
+    if (frames < 1) return FLCC_INVALID_VALUE;
+    const std::size_t f = std::size_t(frames);
+    if (bytes_of(images) < f * p.image_bytes ||
+        (templs && bytes_of(*templs) < (p.templ_per_frame ? f : 1) * p.templ_bytes) ||
+        (maps && bytes_of(*maps) < f * p.map_bytes) || (peaks && peaks->size() < f * p.peak_bytes))
+        throw nb::value_error("batch_exec: a buffer is smaller than the plan's frames need");
+    if (maps && maps->dtype() != nb::dtype<float>())
+        throw nb::type_error("batch_exec: maps must be float32");
+    const void* im = images.data();
+    const void* tp = templs ? templs->data() : nullptr;
+    float* mp = maps ? static_cast<float*>(maps->data()) : nullptr;
+    auto* pk = peaks ? reinterpret_cast<flcc_peak*>(peaks->data()) : nullptr;
+    p.last_images = reinterpret_cast<std::uintptr_t>(im);
+    p.last_templs = reinterpret_cast<std::uintptr_t>(tp);
+    p.last_maps = reinterpret_cast<std::uintptr_t>(mp);
+    p.last_peaks = reinterpret_cast<std::uintptr_t>(pk);
+    nb::gil_scoped_release release;
+    return flcc_batch_exec(p.handle, im, tp, mp, pk, frames);
+}
+
+// flcc_peak's size and its fields' (name, offset, kind), kind 'f' float or 'i' int: the NumPy
+// structured dtype of peaks is built from them, so that it matches the struct on every build.
+std::pair<std::size_t, std::vector<std::tuple<std::string, std::size_t, char>>> peak_layout()
+{
+#define FLCC_FIELD(name, kind) {#name, offsetof(flcc_peak, name), kind}
+    return {sizeof(flcc_peak),
+            {FLCC_FIELD(value, 'f'), FLCC_FIELD(h, 'i'), FLCC_FIELD(w, 'i'), FLCC_FIELD(d, 'i'),
+             FLCC_FIELD(y, 'f'), FLCC_FIELD(x, 'f'), FLCC_FIELD(z, 'f'), FLCC_FIELD(dy, 'f'),
+             FLCC_FIELD(dx, 'f'), FLCC_FIELD(dz, 'f'), FLCC_FIELD(quality, 'f'),
+             FLCC_FIELD(psr, 'f'), FLCC_FIELD(templ, 'i')}};
+#undef FLCC_FIELD
+}
+
 std::vector<std::pair<std::string, double>> plan_candidates(const Plan& p)
 {
     std::vector<std::pair<std::string, double>> v;
@@ -206,8 +365,42 @@ NB_MODULE(_flcc, m)
              })
         .def("close", &Plan::close);
 
+    nb::class_<BatchPlan>(m, "BatchPlan")
+        .def_prop_ro("method",
+                     [](const BatchPlan& p) -> std::optional<std::string> {
+                         const char* s = p.handle ? flcc_plan_method(p.handle) : nullptr;
+                         return s ? std::optional<std::string>(s) : std::nullopt;
+                     })
+        .def_prop_ro("output_size",
+                     [](const BatchPlan& p) {
+                         flcc_size s{0, 0, 0};
+                         const int r = p.handle ? int(flcc_plan_output_size(p.handle, &s))
+                                                : int(FLCC_INVALID_PLAN);
+                         return std::make_tuple(r, s.h, s.w, s.d);
+                     })
+        .def_ro("pairs", &BatchPlan::pairs)
+        .def_prop_ro("last_pointers",
+                     [](const BatchPlan& p) {
+                         return std::make_tuple(p.last_images, p.last_templs, p.last_maps,
+                                                p.last_peaks);
+                     })
+        .def("execute", &batch_exec, nb::arg("images").noconvert(),
+             nb::arg("templs").noconvert().none(), nb::arg("maps").noconvert().none(),
+             nb::arg("peaks").noconvert().none(), nb::arg("frames"))
+        .def("close", &BatchPlan::close);
+
     m.attr("MAX_THREADS") = FLCC_MAX_THREADS;
     m.def("plan_create", &plan_create);
+    m.def("batch_plan_create", &batch_plan_create, nb::arg("op"), nb::arg("dim"), nb::arg("image"),
+          nb::arg("templ"), nb::arg("pairing"), nb::arg("images"), nb::arg("templates"),
+          nb::arg("image_type"), nb::arg("templ_type"), nb::arg("image_origins").none(),
+          nb::arg("image_frame"), nb::arg("templ_origins").none(), nb::arg("templ_frame"),
+          nb::arg("zero_mean"), nb::arg("hann"), nb::arg("bandpass_low"), nb::arg("bandpass_high"),
+          nb::arg("peaks"), nb::arg("exclusion"), nb::arg("refine"), nb::arg("fit_size"),
+          nb::arg("upsample"), nb::arg("keep_maps"), nb::arg("best_over_templates"),
+          nb::arg("templ_per_frame"), nb::arg("region"), nb::arg("platform"), nb::arg("rigor"),
+          nb::arg("threads"), nb::arg("method").none(), nb::arg("check_finite"));
+    m.def("peak_layout", &peak_layout);
     m.def("last_error_detail", [] {
         const char* d = flcc_last_error_detail();
         return std::string(d != nullptr ? d : "");

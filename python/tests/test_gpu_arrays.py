@@ -118,3 +118,49 @@ def test_every_device_on_its_own_device():
         got = flcc.match_template(image, templ)
         assert got.device.id == d
         assert np.abs(cp.asnumpy(got) - want).max() <= 1e-5
+
+
+def _batch_case():
+    frames = rng.integers(0, 4000, (2, 96, 96)).astype(np.uint16)
+    origins = np.array([[0, 0], [16, 24], [48, 40], [64, 64]])
+    plan = flcc.BatchPlan("lcorr", (32, 32), (16, 16), image_origins=origins,
+                          image_frame=(96, 96), template_origins=origins + 8,
+                          template_frame=(96, 96), region="valid", keep_maps=True,
+                          refine="quadratic")
+    return frames, origins, plan
+
+
+def test_cupy_batch_plan_and_register_subregions():
+    # Batch plans run on the host: device frames are copied by the library after the caller's
+    # stream is waited for; maps come back on the frames' device, peaks as NumPy.
+    cp = _cupy()
+    frames_h, origins, plan = _batch_case()
+    want_peaks, want_maps = plan(frames_h, frames_h[0])
+    with cp.cuda.Stream(non_blocking=True):
+        frames = cp.asarray(frames_h)
+        reference = frames[0].copy()
+        peaks, maps = plan(frames, reference)
+    assert isinstance(peaks, np.ndarray) and peaks.dtype == flcc.PEAK_DTYPE
+    assert isinstance(maps, cp.ndarray) and maps.device.id == 0 and maps.dtype == cp.float32
+    assert plan._plans[(1, 1)].last_pointers[:2] == (frames.data.ptr, reference.data.ptr)
+    np.testing.assert_array_equal(peaks, want_peaks)
+    np.testing.assert_array_equal(cp.asnumpy(maps), want_maps)
+    off, quality = flcc.register_subregions(frames, reference, origins, 32, template_size=16)
+    want_off, want_quality = flcc.register_subregions(frames_h, frames_h[0], origins, 32,
+                                                      template_size=16)
+    np.testing.assert_array_equal(off, want_off)
+    np.testing.assert_array_equal(quality, want_quality)
+
+
+def test_torch_cuda_batch_plan():
+    torch = _torch_cuda()
+    frames_h, origins, plan = _batch_case()
+    frames_h = frames_h.astype(np.float32)
+    want_peaks, want_maps = plan(frames_h, frames_h[0])
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        frames = torch.from_numpy(frames_h).cuda()
+        peaks, maps = plan(frames, frames[0])
+    assert isinstance(maps, torch.Tensor) and maps.is_cuda
+    np.testing.assert_array_equal(peaks, want_peaks)
+    np.testing.assert_array_equal(maps.cpu().numpy(), want_maps)

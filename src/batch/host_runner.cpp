@@ -111,16 +111,25 @@ flcc_result HostRunner::make(const Spec& spec, const Solver& solver, std::unique
         if (r->refiner_ != nullptr) {
             const bool lcc = p.op == Op::lcorr;
             const host::UpsampledGrid g = host::grid_shape(r->refiner_->box(), spec.upsample);
-            for (int m = 0; m < (lcc ? 3 : 1); ++m) {
-                w.full[m] = std::make_unique<host::FullCorrelation::Scratch>(*r->refiner_);
-                w.grid[m].resize(size_t(g.G[0] * g.G[1] * g.G[2]));
-            }
+            w.full = std::make_unique<host::FullCorrelation::Scratch>(*r->refiner_);
+            w.spectrum = host::AlignedArray<float>(r->refiner_->spectrum_floats());
+            for (int m = 0; m < (lcc ? 3 : 1); ++m) w.grid[m].resize(size_t(g.G[0] * g.G[1] * g.G[2]));
             if (lcc) {
+                w.squares_spectrum = host::AlignedArray<float>(r->refiner_->spectrum_floats());
                 w.centred = host::AlignedArray<float>(image_elems);
                 w.squared = host::AlignedArray<float>(image_elems);
             }
             w.peak_scratch.resize(
                 size_t(host::upsample_scratch_doubles(r->refiner_->box(), spec.upsample)));
+        }
+    }
+    if (r->refiner_ != nullptr) {
+        const int64_t floats = r->refiner_->spectrum_floats();
+        r->taps_spectra_ = host::AlignedArray<float>(int64_t(spec.templates.count) * floats);
+        if (p.op == Op::lcorr) {
+            r->ones_spectrum_ = host::AlignedArray<float>(floats);
+            r->refiner_->forward(r->ones_.data(), p.templ, r->ones_spectrum_.data(),
+                                 *r->workers_[0].full);
         }
     }
     r->images_ = host::AlignedArray<float>(int64_t(spec.images.count) * image_elems);
@@ -158,6 +167,10 @@ flcc_result HostRunner::prepare_templates(const void* set)
             flipped_template(dst, n, w.reversed.data());
             std::memcpy(dst, w.reversed.data(), size_t(n) * sizeof(float));
         }
+        // UPSAMPLED: the spectrum of the taps the map convolves with (LCC: its numerator's).
+        if (refiner_ != nullptr)
+            refiner_->forward(taps_.size() > 0 ? taps_.data() + t * n : dst, spec_.pair.templ,
+                              taps_spectra_.data() + t * refiner_->spectrum_floats(), *w.full);
     });
     if (templ_pre_ != nullptr && templ_pre_->take_fft_failure())
         return fail(FLCC_ALLOC_FAILED, "templs: the band-pass transform ran out of memory");
@@ -215,20 +228,23 @@ void HostRunner::refine(Worker& w, int image, int templ, host::MapPeak& peak) co
     const bool lcc = p.op == Op::lcorr;
     const int64_t n = p.templ_elems(), in = p.image_elems();
     const float* img = images_.data() + int64_t(image) * in;
-    const float* taps = (lcc ? taps_.data() : templates_.data()) + int64_t(templ) * n;
+    const float* taps = taps_spectra_.data() + int64_t(templ) * refiner_->spectrum_floats();
     const Extent& box = refiner_->box();
     // Output index i is full-region index i + (T - 1) - pad.
     int64_t at[3];
     for (int a = 0; a < 3; ++a) at[a] = peak.at[a] + p.templ[a] - 1 - p.pad[a];
     const host::UpsampledGrid g = host::grid_shape(box, spec_.upsample);
     const int64_t points = g.G[0] * g.G[1] * g.G[2];
-    const auto values = [&](const float* full, std::vector<double>& out) {
+    // The maps are interpolated at one place: the kernel matrices are made for the first alone.
+    const auto values = [&](const float* a, const float* b, std::vector<double>& out, bool first) {
+        const float* full = refiner_->product_inverse(a, b, *w.full);
         return host::upsampled_values(full, box, at, spec_.upsample, w.peak_scratch.data(),
-                                      int64_t(w.peak_scratch.size()), out.data());
+                                      int64_t(w.peak_scratch.size()), out.data(), !first);
     };
     double* v = w.grid[0].data();
     if (!lcc) {
-        if (!values(refiner_->run(img, taps, false, *w.full[0]), w.grid[0])) return;
+        refiner_->forward(img, p.image, w.spectrum.data(), *w.full);
+        if (!values(w.spectrum.data(), taps, w.grid[0], true)) return;
     } else {
         double sum = 0;
         for (int64_t i = 0; i < in; ++i) sum += img[i];
@@ -237,9 +253,11 @@ void HostRunner::refine(Worker& w, int image, int templ, host::MapPeak& peak) co
             w.centred.data()[i] = img[i] - mean;
             w.squared.data()[i] = w.centred.data()[i] * w.centred.data()[i];
         }
-        if (!values(refiner_->run(w.centred.data(), taps, false, *w.full[0]), w.grid[0]) ||
-            !values(refiner_->run(w.centred.data(), ones_.data(), false, *w.full[1]), w.grid[1]) ||
-            !values(refiner_->run(w.squared.data(), ones_.data(), false, *w.full[2]), w.grid[2]))
+        refiner_->forward(w.centred.data(), p.image, w.spectrum.data(), *w.full);
+        refiner_->forward(w.squared.data(), p.image, w.squares_spectrum.data(), *w.full);
+        if (!values(w.spectrum.data(), taps, w.grid[0], true) ||
+            !values(w.spectrum.data(), ones_spectrum_.data(), w.grid[1], false) ||
+            !values(w.squares_spectrum.data(), ones_spectrum_.data(), w.grid[2], false))
             return;
         const double* s1 = w.grid[1].data();
         const double* s2 = w.grid[2].data();

@@ -45,10 +45,11 @@ private:
         Slot slot;
         host::AlignedArray<float> map, best, reversed;
         std::unique_ptr<host::Preprocessor::Scratch> image_scratch, templ_scratch;
-        // UPSAMPLED: the numerator and (LCC) the window sums of the image and of its squares,
-        // the centred image and its squares, their grid values
-        std::unique_ptr<host::FullCorrelation::Scratch> full[3];
-        host::AlignedArray<float> centred, squared;
+        // UPSAMPLED: transform buffers, the spectra of the image (LCC: centred) and of its
+        // squares, the centred image and its squares, the grid values of the numerator (the map)
+        // and of the window sums of values and squares
+        std::unique_ptr<host::FullCorrelation::Scratch> full;
+        host::AlignedArray<float> spectrum, squares_spectrum, centred, squared;
         std::vector<double> peak_scratch, grid[3];
     };
 
@@ -74,6 +75,7 @@ private:
     std::unique_ptr<host::FullCorrelation> refiner_;   // UPSAMPLED refinement
     host::AlignedArray<float> taps_;   // LCC with UPSAMPLED: the reversed zero-mean templates
     host::AlignedArray<float> ones_;   // LCC with UPSAMPLED: the window of the sums
+    host::AlignedArray<float> taps_spectra_, ones_spectrum_;   // UPSAMPLED, per template
     host::AlignedArray<float> images_, templates_;   // this frame's images, the prepared templates
     std::vector<unsigned char> constant_;            // per template: zero variance (LCC)
     std::vector<unsigned char> templ_input_;         // the template set last prepared, as given

@@ -123,8 +123,7 @@ flcc_result make_spec(Spec& out, int op, int dim, flcc_size image, flcc_size tem
     s.op = static_cast<flcc_op>(op);
     s.threads = std::min(s.pair.threads, FLCC_MAX_THREADS);
     s.check_finite = s.pair.check_finite;
-    // Each pair is one frame of a single-threaded host plan with a template of its own.
-    s.pair.type = FLCC_SINGLE;
+    // Each pair is one frame of a single-threaded host plan; its type is set below.
     s.pair.threads = 1;
     s.pair.platform = FLCC_HOST;
     s.pair.device_resident = false;
@@ -190,6 +189,10 @@ flcc_result make_spec(Spec& out, int op, int dim, flcc_size image, flcc_size tem
     s.refine = static_cast<flcc_refine>(refine);
     s.fit_size = b.fit_size;
     s.upsample = b.upsample;
+    // The pair's template changes at every pair (SINGLE: the planner times its preparation
+    // too), unless the templates stay resident: one executor per template (HostRunner), a set
+    // that stays the same across frames, where a pair costs its frame alone (STREAM).
+    s.pair.type = !s.templ_per_frame && !s.best && s.templates.count > 1 ? FLCC_STREAM : FLCC_SINGLE;
     out = std::move(s);
     return FLCC_SUCCESS;
 }

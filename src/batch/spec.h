@@ -30,7 +30,7 @@ struct Source {
 
 struct Spec {
     flcc_op op = FLCC_LCORR;   // the caller's operation (XCORR runs as convolution, reversed)
-    Problem pair;              // the problem of one pair: SINGLE, one thread, on the host
+    Problem pair;              // the problem of one pair: one thread, on the host
     flcc_pairing pairing = FLCC_PAIRWISE;
     int pairs = 1;
     Source images, templates;

@@ -61,33 +61,23 @@ FullCorrelation::FullCorrelation(const Extent& image, const Extent& taps, int th
 
 FullCorrelation::~FullCorrelation() = default;
 
-const float* FullCorrelation::run(const float* image, const float* taps, bool centre_image,
-                                  Scratch& s) const
+void FullCorrelation::forward(const float* x, const Extent& e, float* spectrum, Scratch& s) const
 {
     FftScope scope(fft_guard_, nullptr);
-    place(image, image_, box_, s.real.data());
-    if (centre_image) {
-        const int64_t n = volume(image_);
-        double sum = 0;
-        for (int64_t i = 0; i < n; ++i) sum += image[i];
-        const float mean = float(sum / double(n));
-        for (int64_t q = 0; q < image_[0]; ++q)
-            for (int64_t r = 0; r < image_[1]; ++r) {
-                float* row = s.real.data() + (q * box_[1] + r) * box_[2];
-                for (int64_t c = 0; c < image_[2]; ++c) row[c] -= mean;
-            }
-    }
-    fft_->forward(s.real.data(), as_complex(s.image_spectrum));
-    place(taps, taps_, box_, s.real.data());
-    fft_->forward(s.real.data(), as_complex(s.taps_spectrum));
-    float* a = s.image_spectrum.data();
-    const float* b = s.taps_spectrum.data();
+    place(x, e, box_, s.real.data());
+    fft_->forward(s.real.data(), reinterpret_cast<fftwf_complex*>(spectrum));
+}
+
+const float* FullCorrelation::product_inverse(const float* a, const float* b, Scratch& s) const
+{
+    float* p = s.image_spectrum.data();
     for (int64_t k = 0; k < complex_elems_; ++k) {
         const float re = a[2 * k] * b[2 * k] - a[2 * k + 1] * b[2 * k + 1];
         const float im = a[2 * k] * b[2 * k + 1] + a[2 * k + 1] * b[2 * k];
-        a[2 * k] = re;
-        a[2 * k + 1] = im;
+        p[2 * k] = re;
+        p[2 * k + 1] = im;
     }
+    FftScope scope(fft_guard_, nullptr);
     fft_->inverse(as_complex(s.image_spectrum), s.real.data());
     return s.real.data();
 }

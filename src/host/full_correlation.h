@@ -33,13 +33,15 @@ public:
 
     // The box: the map's extent (axes where both extents are 1 stay 1).
     const Extent& box() const { return box_; }
+    // Floats of one spectrum (64-byte aligned arrays of this size hold one).
+    int64_t spectrum_floats() const { return 2 * complex_elems_; }
 
-    // The map of image (volume(image) floats) convolved with taps, in the box, scaled by
-    // volume(box) (the unnormalised inverse transform); valid until the next call with the same
-    // scratch. Thread-safe with distinct scratch. centre_image subtracts the image's mean first:
-    // taps that sum to zero give the same map at every full-overlap position, and the image's
-    // edge no longer steps by its mean, whose ringing would pull the interpolated peak.
-    const float* run(const float* image, const float* taps, bool centre_image, Scratch& s) const;
+    // The spectrum of x (extent e, the image's or the taps') zero-padded to the box.
+    void forward(const float* x, const Extent& e, float* spectrum, Scratch& s) const;
+
+    // The map whose spectrum is the product of two spectra, in the box, scaled by volume(box)
+    // (the unnormalised inverse transform); valid until the next call with the same scratch.
+    const float* product_inverse(const float* a, const float* b, Scratch& s) const;
 
     // True when FFTW had to draw on the reserve since the last call (then the caller reports
     // FLCC_ALLOC_FAILED); clears the flag.

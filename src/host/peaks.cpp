@@ -176,7 +176,7 @@ struct Grid {
 // per axis, then A[(q * N1 + r) * G2 + g2] (the columns contracted) and B[q * G2 + g2] (then the
 // rows, for one g1). Every contraction is an axpy along g2, which vectorises.
 void grid_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
-                 double* scratch, double* values)
+                 double* scratch, double* values, bool reuse_kernels = false)
 {
     const Grid grid(e, upsample);
     const int64_t* G = grid.G;
@@ -184,9 +184,11 @@ void grid_values(const float* map, const Extent& e, const int64_t at[3], int ups
     double* next = scratch;
     for (int a = 2; a >= 0; --a) {
         KT[a] = next;
-        for (int64_t n = 0; n < e[a]; ++n)
+        // The columns' kernel is stored g-major (K2[g * N2 + c]): the contraction of a row is
+        // then G2 dot products along the row, which vectorise; the others are n-major.
+        for (int64_t n = 0; n < e[a] && !reuse_kernels; ++n)
             for (int64_t g = 0; g < G[a]; ++g)
-                KT[a][n * G[a] + g] =
+                KT[a][a == 2 ? g * e[a] + n : n * G[a] + g] =
                     dft_kernel(e[a], double(at[a] - n) + double(grid.first[a] + g) / upsample);
         next += e[a] * G[a];
     }
@@ -195,13 +197,25 @@ void grid_values(const float* map, const Extent& e, const int64_t at[3], int ups
 
     for (int64_t qr = 0; qr < e[0] * e[1]; ++qr) {
         double* __restrict a = A + qr * G[2];
-        std::fill(a, a + G[2], 0.0);
-        const float* row = map + qr * e[2];
-        for (int64_t c = 0; c < e[2]; ++c) {
-            const double v = row[c];
-            if (!std::isfinite(v) || v == 0) continue;
-            const double* __restrict k = KT[2] + c * G[2];
-            for (int64_t g = 0; g < G[2]; ++g) a[g] += v * k[g];
+        const float* __restrict row = map + qr * e[2];
+        bool finite = true;
+        for (int64_t c = 0; c < e[2]; ++c) finite &= std::isfinite(row[c]);
+        for (int64_t g = 0; g < G[2]; ++g) {
+            const double* __restrict k = KT[2] + g * e[2];
+            double sum = 0;
+            if (finite) {
+                // Eight partial sums, so that the dot product vectorises.
+                double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                int64_t c = 0;
+                for (; c + 8 <= e[2]; c += 8)
+                    for (int i = 0; i < 8; ++i) part[i] += double(row[c + i]) * k[c + i];
+                for (; c < e[2]; ++c) sum += double(row[c]) * k[c];
+                for (int i = 0; i < 8; ++i) sum += part[i];
+            } else {   // non-finite values count as 0
+                for (int64_t c = 0; c < e[2]; ++c)
+                    if (std::isfinite(row[c])) sum += double(row[c]) * k[c];
+            }
+            a[g] = sum;
         }
     }
     for (int64_t g1 = 0; g1 < G[1]; ++g1) {
@@ -296,12 +310,12 @@ int64_t grid_offset(const UpsampledGrid& g, int64_t index, int axis)
 }
 
 bool upsampled_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
-                      double* scratch, int64_t scratch_doubles, double* values)
+                      double* scratch, int64_t scratch_doubles, double* values, bool reuse_kernels)
 {
     upsample = std::max(upsample, 1);
     const Grid grid(e, upsample);
     if (scratch == nullptr || scratch_doubles < grid_scratch_doubles(e, grid)) return false;
-    grid_values(map, e, at, upsample, scratch, values);
+    grid_values(map, e, at, upsample, scratch, values, reuse_kernels);
     return true;
 }
 

@@ -91,9 +91,11 @@ int64_t grid_offset(const UpsampledGrid& g, int64_t index, int axis);
 
 // The DFT interpolation of `map` on the upsampled grid around `at`, into values (G0 G1 G2
 // doubles); false (nothing written) when the scratch, upsample_scratch_doubles(e, upsample), is
-// short. Allocates nothing.
+// short. reuse_kernels: the scratch still holds the kernel matrices of the previous call with
+// the same e, at and upsample (several maps interpolated at one place). Allocates nothing.
 bool upsampled_values(const float* map, const Extent& e, const int64_t at[3], int upsample,
-                      double* scratch, int64_t scratch_doubles, double* values);
+                      double* scratch, int64_t scratch_doubles, double* values,
+                      bool reuse_kernels = false);
 
 // The grid point of highest value, with the tie rule of `upsampled` above.
 int64_t upsampled_grid_argmax(const UpsampledGrid& g, const double* values);
