@@ -106,6 +106,7 @@ int main(int argc, char** argv)
     std::string problem = "ebsd-search", refine = "parabolic", method;
     int frames = 16, repeats = 5, threads = 0;
     std::string rigor = "measure";
+    bool hann = false;
     app.add_option("--problem", problem, "ebsd-search, ebsd-full or piv");
     app.add_option("--refine", refine, "none, parabolic, gaussian, quadratic or upsampled");
     app.add_option("--frames", frames, "frames per exec")->check(CLI::PositiveNumber);
@@ -113,6 +114,7 @@ int main(int argc, char** argv)
     app.add_option("--threads", threads, "0 = all hardware threads");
     app.add_option("--method", method, "force a per-pair solver");
     app.add_option("--rigor", rigor, "measure or estimate");
+    app.add_flag("--hann", hann, "Hann window on every subregion");
     CLI11_PARSE(app, argc, argv);
 
     const Workload w = make_workload(problem);
@@ -136,6 +138,7 @@ int main(int argc, char** argv)
     b.templ_origins = w.templ_origins.data();
     b.templ_frame = w.frame;
     b.zero_mean = w.zero_mean;
+    b.hann = hann;
     b.refine = static_cast<flcc_refine>(r);
     b.templ_per_frame = w.templ_per_frame;
     flcc_options o;

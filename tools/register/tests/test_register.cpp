@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -201,6 +202,36 @@ TEST_CASE("sequence and pairs modes", "[register][accuracy]")
     }
 }
 
+// Whether two outputs hold the same rows, numbers equal to within one unit of their last printed
+// digit: separate runs may plan FFTW differently (FFTW_MEASURE times its candidates), which moves
+// the last bits of a result.
+bool same_rows(const std::string& a, const std::string& b)
+{
+    const auto la = lines_of(a), lb = lines_of(b);
+    if (la.size() != lb.size()) return false;
+    const auto split = [](const std::string& line) {
+        std::vector<std::string> v(1);
+        for (char ch : line) {
+            if (ch == ',' || ch == ':' || ch == '{' || ch == '}') v.emplace_back();
+            else v.back() += ch;
+        }
+        return v;
+    };
+    for (size_t i = 0; i < la.size(); ++i) {
+        const auto fa = split(la[i]), fb = split(lb[i]);
+        if (fa.size() != fb.size()) return false;
+        for (size_t j = 0; j < fa.size(); ++j) {
+            if (fa[j] == fb[j]) continue;
+            char* end_a = nullptr;
+            char* end_b = nullptr;
+            const double x = std::strtod(fa[j].c_str(), &end_a), y = std::strtod(fb[j].c_str(), &end_b);
+            if (*end_a != 0 || *end_b != 0 || std::fabs(x - y) > 1.5e-4 * std::max(1.0, std::fabs(x)))
+                return false;
+        }
+    }
+    return true;
+}
+
 TEST_CASE("Output: CSV and JSON lines agree; -o, stacks and batch sizes change nothing", "[register][output]")
 {
     const ToolRun csv = run_tool(with(ebsd_command(), search_options()));
@@ -222,7 +253,7 @@ TEST_CASE("Output: CSV and JSON lines agree; -o, stacks and batch sizes change n
             const std::string& line = lines[i];
             CHECK_THAT(line, Catch::StartsWith("{\"frame\":") && Catch::EndsWith("}") && Catch::Contains("\"psr\":") &&
                                  Catch::Contains("\"file\":\"" + frame_path(sets().ebsd, int(i) / rois) + "\""));
-            // The CSV row's dy and dx appear verbatim.
+            // The CSV row's dy and dx (this run's JSON line against the CSV run's row).
             std::vector<std::string> fields;
             std::string field;
             for (char ch : csv_lines[i + 1] + ",") {
@@ -233,7 +264,10 @@ TEST_CASE("Output: CSV and JSON lines agree; -o, stacks and batch sizes change n
                     field += ch;
                 }
             }
-            CHECK_THAT(line, Catch::Contains("\"dy\":" + fields[4] + ",\"dx\":" + fields[5] + ","));
+            const size_t at = line.find("\"dy\":");
+            REQUIRE(at != std::string::npos);
+            const std::string json_pair = line.substr(at + 5, line.find(",\"peak\"") - at - 5);
+            CHECK(same_rows(json_pair, fields[4] + ",\"dx\":" + fields[5]));
         }
     }
     SECTION("-o FILE holds what standard output held")
@@ -242,7 +276,7 @@ TEST_CASE("Output: CSV and JSON lines agree; -o, stacks and batch sizes change n
         const ToolRun to_file = run_tool(with(ebsd_command(), with(search_options(), {"-o", folder / "out.csv"})));
         REQUIRE(to_file.exit_status == 0);
         CHECK(to_file.out.empty());
-        CHECK(read_text(folder / "out.csv") == csv.out);
+        CHECK(same_rows(read_text(folder / "out.csv"), csv.out));
     }
     SECTION("a multi-page stack and other batch sizes and thread counts give the same rows")
     {
@@ -261,7 +295,7 @@ TEST_CASE("Output: CSV and JSON lines agree; -o, stacks and batch sizes change n
                                               with(search_options(), {"--frames-per-batch", "3", "--readers", "2",
                                                                       "--threads", "1"})));
         REQUIRE(stacked.exit_status == 0);
-        CHECK(stacked.out == csv.out);
+        CHECK(same_rows(stacked.out, csv.out));
     }
 }
 
