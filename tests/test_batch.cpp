@@ -78,6 +78,17 @@ void check_maps(flcc_op op, const ref::Shape& s, const Pairing& pg, const std::v
     }
 }
 
+// `count` uniform random images (image = true) or templates of shape s, back to back.
+std::vector<float> stack(const ref::Shape& s, bool image, int count, std::mt19937& rng)
+{
+    std::vector<float> v;
+    for (int i = 0; i < count; ++i) {
+        const auto one = ref::make_data(ref::Data::uniform, s, image, rng);
+        v.insert(v.end(), one.begin(), one.end());
+    }
+    return v;
+}
+
 struct BatchRun {
     flcc_result created = FLCC_EXEC_FAILED, executed = FLCC_EXEC_FAILED;
     std::vector<float> maps;
@@ -123,15 +134,8 @@ TEST_CASE("every host solver runs batch pairs, forced by name", "[batch]")
                 b.templates = 2;
                 b.keep_maps = 1;
                 b.refine = FLCC_REFINE_NONE;
-                std::vector<float> images, templs;
-                for (int i = 0; i < b.images; ++i) {
-                    const auto v = ref::make_data(ref::Data::uniform, s, true, rng);
-                    images.insert(images.end(), v.begin(), v.end());
-                }
-                for (int t = 0; t < b.templates; ++t) {
-                    const auto v = ref::make_data(ref::Data::uniform, s, false, rng);
-                    templs.insert(templs.end(), v.begin(), v.end());
-                }
+                const std::vector<float> images = stack(s, true, b.images, rng);
+                const std::vector<float> templs = stack(s, false, b.templates, rng);
                 flcc_options o = host_options(name.c_str());
                 o.region = s.region;
                 const BatchRun r = run_batch(op, s, b, o, images.data(), templs.data());
@@ -158,15 +162,8 @@ TEST_CASE("pairwise batches pair images and templates by multiples", "[batch]")
         b.templates = templates;
         b.keep_maps = 1;
         b.peaks = 2;
-        std::vector<float> im, tp;
-        for (int i = 0; i < images; ++i) {
-            const auto v = ref::make_data(ref::Data::uniform, s, true, rng);
-            im.insert(im.end(), v.begin(), v.end());
-        }
-        for (int t = 0; t < templates; ++t) {
-            const auto v = ref::make_data(ref::Data::uniform, s, false, rng);
-            tp.insert(tp.end(), v.begin(), v.end());
-        }
+        const std::vector<float> im = stack(s, true, images, rng);
+        const std::vector<float> tp = stack(s, false, templates, rng);
         flcc_options o = host_options();
         o.region = s.region;
         const BatchRun r = run_batch(FLCC_LCORR, s, b, o, im.data(), tp.data());
@@ -306,15 +303,8 @@ TEST_CASE("best over templates keeps the best value and its template", "[batch]"
     std::mt19937 rng(3);
     const ref::Shape s{2, {30, 26, 1}, {7, 6, 1}, FLCC_VALID};
     const int images = 2, templates = 4;
-    std::vector<float> im, tp;
-    for (int i = 0; i < images; ++i) {
-        const auto v = ref::make_data(ref::Data::uniform, s, true, rng);
-        im.insert(im.end(), v.begin(), v.end());
-    }
-    for (int t = 0; t < templates; ++t) {
-        const auto v = ref::make_data(ref::Data::uniform, s, false, rng);
-        tp.insert(tp.end(), v.begin(), v.end());
-    }
+    const std::vector<float> im = stack(s, true, images, rng);
+    const std::vector<float> tp = stack(s, false, templates, rng);
     flcc_batch b;
     flcc_batch_init(&b);
     b.pairing = FLCC_ALL_PAIRS;

@@ -41,22 +41,8 @@ FullCorrelation::FullCorrelation(const Extent& image, const Extent& taps, int th
     }
     complex_elems_ = RealFft::complex_elems(box_);
     Scratch trial(*this);
-    const ThreadPool pool(1);
-    fft_ = std::make_unique<RealFft>(box_, trial.real.data(), as_complex(trial.image_spectrum),
-                                     pool, false);
-    // One trial run measures what FFTW holds while it executes, reserved for every thread.
-    if (fft_allocator_in_effect()) {
-        {
-            FftScope scope(fft_guard_, nullptr);
-            fft_->forward(trial.real.data(), as_complex(trial.image_spectrum));
-            fft_->inverse(as_complex(trial.image_spectrum), trial.real.data());
-        }
-        if (fft_guard_.take_failure()) {
-            set_detail("out of memory in FFTW executing a refinement transform at plan creation");
-            throw std::bad_alloc();
-        }
-        fft_guard_.reserve_for(std::max(threads, 1));
-    }
+    fft_ = reserved_fft(box_, trial.real.data(), as_complex(trial.image_spectrum), fft_guard_,
+                        threads, "a refinement transform");
 }
 
 FullCorrelation::~FullCorrelation() = default;

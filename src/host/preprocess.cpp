@@ -87,21 +87,8 @@ Preprocessor::Preprocessor(const Extent& e, const PreprocessSpec& s, int threads
     // Planning arrays (64-byte aligned like every array the plans run on), then one trial run
     // to measure what FFTW holds while it executes, reserved for `threads` threads at once.
     Scratch trial(*this);
-    const ThreadPool pool(1);
-    fft_ = std::make_unique<RealFft>(e_, trial.real.data(), as_complex(trial.spectrum), pool,
-                                     false);
-    if (fft_allocator_in_effect()) {
-        {
-            FftScope scope(fft_guard_, nullptr);
-            fft_->forward(trial.real.data(), as_complex(trial.spectrum));
-            fft_->inverse(as_complex(trial.spectrum), trial.real.data());
-        }
-        if (fft_guard_.take_failure()) {
-            set_detail("out of memory in FFTW executing a band-pass transform at plan creation");
-            throw std::bad_alloc();
-        }
-        fft_guard_.reserve_for(std::max(threads, 1));
-    }
+    fft_ = reserved_fft(e_, trial.real.data(), as_complex(trial.spectrum), fft_guard_, threads,
+                        "a band-pass transform");
 }
 
 Preprocessor::~Preprocessor() = default;

@@ -545,4 +545,24 @@ void forget_fft_wisdom()
     fftwf_forget_wisdom();
 }
 
+std::unique_ptr<RealFft> reserved_fft(const Extent& n, float* real, fftwf_complex* spectrum,
+                                      FftGuard& guard, int threads, const char* what)
+{
+    const ThreadPool pool(1);
+    auto fft = std::make_unique<RealFft>(n, real, spectrum, pool, false);
+    if (fft_allocator_in_effect()) {
+        {
+            FftScope scope(guard, nullptr);
+            fft->forward(real, spectrum);
+            fft->inverse(spectrum, real);
+        }
+        if (guard.take_failure()) {
+            set_detail("out of memory in FFTW executing %s at plan creation", what);
+            throw std::bad_alloc();
+        }
+        guard.reserve_for(std::max(threads, 1));
+    }
+    return fft;
+}
+
 }  // namespace flcc::host

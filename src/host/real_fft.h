@@ -33,6 +33,7 @@
 #include <fftw3.h>
 
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <string>
 
@@ -116,6 +117,14 @@ public:
 private:
     fftwf_plan forward_ = nullptr, inverse_ = nullptr;
 };
+
+// A one-threaded FFTW_ESTIMATE transform pair for extent n, run once on the planning arrays so
+// that `guard` reserves what FFTW holds while it executes, for `threads` threads at once (when
+// FLCC's allocator is in effect): the set-up of the small per-plan transforms (batch
+// preprocessing, peak refinement). Throws std::bad_alloc, with the detail naming `what`, when
+// FFTW runs out of memory.
+std::unique_ptr<RealFft> reserved_fft(const Extent& n, float* real, fftwf_complex* spectrum,
+                                      FftGuard& guard, int threads, const char* what);
 
 // True when FFTW allocates through FLCC's allocator in this process (see the header comment).
 // When it does not (libfftw3f ahead of libflcc in the lookup order), FLCC only checks before
