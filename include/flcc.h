@@ -298,9 +298,10 @@ FLCC_API void flcc_wisdom_forget(void);
  * Peaks. `peaks` highest maxima per map with `exclusion` (Chebyshev radius, pixels) between
  * them, each refined: PARABOLIC and GAUSSIAN fit 3 points per axis; QUADRATIC fits a
  * least-squares quadratic over fit_size^dim points (fit_size 3, 5 or 7); UPSAMPLED evaluates the
- * map's DFT interpolation on a grid of spacing 1/upsample (upsample >= 2) over +-0.75 pixel
- * around the integer peak (the matrix-multiply DFT of Guizar-Sicairos et al.) and takes its
- * maximum. quality = peak / the highest value farther than `exclusion` (infinity when that is
+ * map on a grid of spacing 1/upsample (upsample >= 2) over +-0.75 pixel around the integer peak
+ * from the DFT interpolations of the pair's band-limited full-region correlations (for LCC: its
+ * numerator and the image's window sums; the matrix-multiply DFT of Guizar-Sicairos et al.),
+ * and refines the grid maximum by a parabola through its grid neighbours. quality = peak / the highest value farther than `exclusion` (infinity when that is
  * not positive), psr = (peak - mean) / standard deviation of the values farther than
  * `exclusion`. A flat map (every finite value equal, as LCC gives for an image or template of
  * zero variance) gives one peak of that value, quality 0 and psr 0, at the zero-displacement
