@@ -196,8 +196,16 @@ TEST_CASE("subregions are cut from frames of every element type", "[batch]")
             for (auto& v : ftpl) v = float(type == FLCC_UINT8 ? value(rng) % 256 : value(rng));
             if (type == FLCC_FLOAT32)
                 for (auto& v : fimg) v = v / 1000.f - 20.f;
-            std::vector<uint16_t> u16i(fimg.begin(), fimg.end()), u16t(ftpl.begin(), ftpl.end());
-            std::vector<uint8_t> u8i(fimg.begin(), fimg.end()), u8t(ftpl.begin(), ftpl.end());
+            // The integer copies (of integer values: the float frames are shifted below zero).
+            std::vector<uint16_t> u16i, u16t;
+            std::vector<uint8_t> u8i, u8t;
+            if (type == FLCC_UINT16) {
+                u16i.assign(fimg.begin(), fimg.end());
+                u16t.assign(ftpl.begin(), ftpl.end());
+            } else if (type == FLCC_UINT8) {
+                u8i.assign(fimg.begin(), fimg.end());
+                u8t.assign(ftpl.begin(), ftpl.end());
+            }
             const void* img_in = type == FLCC_FLOAT32  ? static_cast<const void*>(fimg.data())
                                  : type == FLCC_UINT16 ? static_cast<const void*>(u16i.data())
                                                        : static_cast<const void*>(u8i.data());
