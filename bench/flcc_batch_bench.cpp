@@ -8,11 +8,20 @@
 //                region, zero-mean subregions: the EBSD seed's form)
 //   piv          frame pairs of 1024 x 1024 uint8 (PIV cameras), 32 x 32 windows on a 32-pixel
 //                step, each searched in the 64 x 64 window around it in the second frame
+//   piv-full     frame pairs of 2048 x 2048 uint8, 4096 windows of 32 x 32 (a 64 x 64 grid),
+//                each correlated with the same window of the first frame (FULL, zero mean)
+//
+// --platform device runs the GPU engine; --memory says where the frames are: host (pageable),
+// pinned (page-locked host: the stream case) or device (device-resident; peaks to the host).
 //
 // Frames hold band-limited random patterns (a few dozen plane waves), so that every map has a
 // peak; the times do not depend on the content.
 #include "bench_common.h"
 #include "flcc.h"
+
+#ifdef FLCC_BENCH_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include <CLI/CLI.hpp>
 
@@ -69,6 +78,19 @@ Workload make_workload(const std::string& name)
                 w.image_origins.insert(w.image_origins.end(), {y, x});
                 w.templ_origins.insert(w.templ_origins.end(), {y + 16, x + 16});
             }
+    } else if (name == "piv-full") {
+        w.frame = {2048, 2048, 1};
+        w.type = FLCC_UINT8;
+        w.image = {32, 32, 1};
+        w.templ = {32, 32, 1};
+        w.region = FLCC_FULL;
+        w.zero_mean = true;
+        w.templ_per_frame = 1;
+        for (int y = 0; y < 2048; y += 32)
+            for (int x = 0; x < 2048; x += 32) {
+                w.image_origins.insert(w.image_origins.end(), {y, x});
+                w.templ_origins.insert(w.templ_origins.end(), {y, x});
+            }
     } else {
         throw CLI::ValidationError("--problem", "unknown problem " + name);
     }
@@ -105,9 +127,12 @@ int main(int argc, char** argv)
     CLI::App app{"flcc-batch-bench: batch plans on subregion-registration workloads"};
     std::string problem = "ebsd-search", refine = "parabolic", method;
     int frames = 16, repeats = 5, threads = 0;
-    std::string rigor = "measure";
+    std::string rigor = "measure", platform = "host", memory = "host";
     bool hann = false;
-    app.add_option("--problem", problem, "ebsd-search, ebsd-full or piv");
+    app.add_option("--problem", problem, "ebsd-search, ebsd-full, piv or piv-full");
+    app.add_option("--platform", platform, "host or device")->check(CLI::IsMember({"host", "device"}));
+    app.add_option("--memory", memory, "where the frames are: host, pinned or device")
+        ->check(CLI::IsMember({"host", "pinned", "device"}));
     app.add_option("--refine", refine, "none, parabolic, gaussian, quadratic or upsampled");
     app.add_option("--frames", frames, "frames per exec")->check(CLI::PositiveNumber);
     app.add_option("--repeats", repeats, "timed execs")->check(CLI::PositiveNumber);
@@ -143,7 +168,7 @@ int main(int argc, char** argv)
     b.templ_per_frame = w.templ_per_frame;
     flcc_options o;
     flcc_options_init(&o);
-    o.platform = FLCC_HOST;
+    o.platform = platform == "device" ? FLCC_DEVICE : FLCC_HOST;
     o.region = w.region;
     o.threads = threads;
     o.rigor = rigor == "estimate" ? FLCC_ESTIMATE : FLCC_MEASURE;
@@ -156,11 +181,29 @@ int main(int argc, char** argv)
     if (w.type == FLCC_UINT16) f16 = pattern<uint16_t>(w.frame, frames + 1, scale, rng);
     else f8 = pattern<uint8_t>(w.frame, frames + 1, scale, rng);
     const size_t frame_elems = size_t(w.frame.h) * w.frame.w;
-    const void* images = w.type == FLCC_UINT16 ? static_cast<const void*>(f16.data() + frame_elems)
-                                               : static_cast<const void*>(f8.data() + frame_elems);
-    // Templates: one reference frame (EBSD), or each pair's first frame (PIV: the frame before).
-    const void* templs = w.type == FLCC_UINT16 ? static_cast<const void*>(f16.data())
-                                               : static_cast<const void*>(f8.data());
+    const size_t elem = w.type == FLCC_UINT16 ? 2 : 1;
+    const unsigned char* all = w.type == FLCC_UINT16 ? reinterpret_cast<const unsigned char*>(f16.data())
+                                                     : reinterpret_cast<const unsigned char*>(f8.data());
+    // Frame 0 is the reference (EBSD) or the first frame of the first pair (PIV: each frame's
+    // templates come from the frame before).
+    const unsigned char* images = all + frame_elems * elem;
+    const unsigned char* templs = all;
+    void* staged = nullptr;
+    if (memory != "host") {
+#ifdef FLCC_BENCH_CUDA
+        const size_t bytes = frame_elems * elem * size_t(frames + 1);
+        const cudaError_t e = memory == "pinned" ? cudaMallocHost(&staged, bytes) : cudaMalloc(&staged, bytes);
+        if (e != cudaSuccess || cudaMemcpy(staged, all, bytes, cudaMemcpyDefault) != cudaSuccess) {
+            std::fprintf(stderr, "flcc-batch-bench: --memory %s: %s\n", memory.c_str(), cudaGetErrorString(e));
+            return 1;
+        }
+        images = static_cast<const unsigned char*>(staged) + frame_elems * elem;
+        templs = static_cast<const unsigned char*>(staged);
+#else
+        std::fprintf(stderr, "flcc-batch-bench: --memory %s needs a CUDA build\n", memory.c_str());
+        return 2;
+#endif
+    }
 
     const auto t0 = std::chrono::steady_clock::now();
     flcc_plan plan = nullptr;
@@ -190,15 +233,19 @@ int main(int argc, char** argv)
     const int hw = int(std::thread::hardware_concurrency());
     std::printf("{\"bench\": \"flcc.batch\", \"problem\": \"%s\", \"op\": \"lcorr\", \"dim\": 2, "
                 "\"frame\": [%d, %d], \"subregions\": %d, \"image\": [%d, %d], \"template\": [%d, %d], "
-                "\"region\": \"%s\", \"refine\": \"%s\", \"frames\": %d, \"platform\": \"host\", "
+                "\"region\": \"%s\", \"refine\": \"%s\", \"frames\": %d, \"platform\": \"%s\", \"memory\": \"%s\", "
                 "\"method\": \"%s\", \"rigor\": \"%s\", \"threads\": %d, \"plan_seconds\": %.6g, "
                 "\"seconds\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}, \"repeats\": %d, "
                 "\"frames_per_second\": %.6g, \"machine\": {\"cpu\": \"%s\", \"hardware_threads\": %d}}\n",
                 w.name.c_str(), w.frame.h, w.frame.w, n, w.image.h, w.image.w, w.templ.h, w.templ.w,
-                w.region == FLCC_FULL ? "full" : "valid", refine.c_str(), frames,
-                flcc_plan_method(plan), rigor.c_str(), threads == 0 ? hw : threads, plan_seconds,
+                w.region == FLCC_FULL ? "full" : "valid", refine.c_str(), frames, platform.c_str(),
+                memory.c_str(), flcc_plan_method(plan), rigor.c_str(), threads == 0 ? hw : threads, plan_seconds,
                 median, times.front(), times.back(), repeats, 1 / median,
                 bench::json_escape(bench::cpu_model()).c_str(), hw);
     flcc_destroy(plan);
+#ifdef FLCC_BENCH_CUDA
+    if (memory == "pinned") cudaFreeHost(staged);
+    if (memory == "device") cudaFree(staged);
+#endif
     return 0;
 }

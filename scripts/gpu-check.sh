@@ -62,6 +62,8 @@ sanitize() {
             build-gpu/tests/test_device_all_solvers "GPU and CPU agree" || rc=1
         compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
             build-gpu/tests/test_device_fourier3d "[sanitize]" || rc=1
+        compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
+            build-gpu/tests/test_device_batch "GPU batches: flat maps*" || rc=1
     done
     # The out-of-memory cases under memcheck: their cudaMalloc failures are provoked on purpose,
     # so API errors are not reported there; memory errors and leaks are.

@@ -1,5 +1,6 @@
 // The batch entry points (flcc.h, "Batched correlation and peaks"): plan creation through the
 // planner on the problem of one pair, and exec with host staging of device pointers.
+#include "batch/device_runner.h"
 #include "batch/host_runner.h"
 #include "batch/spec.h"
 #include "flcc.h"
@@ -30,11 +31,28 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
     auto made = std::make_shared<flcc_plan_s>();
     made->op = static_cast<flcc_op>(op);
     made->problem = spec.pair;
-    if ((r = plan_solver(*made, o)) != FLCC_SUCCESS) return r;
-    std::unique_ptr<HostRunner> runner;
-    if ((r = HostRunner::make(spec, *made->solver, std::move(made->executor), runner)) != FLCC_SUCCESS)
-        return r;
-    made->batch = std::move(runner);
+    // DEVICE (or the engine by name) runs the pairs on the GPU; HOST and ANY on the host, where
+    // the planner chooses the pair's solver.
+    const bool engine_named = o.method != nullptr && std::strcmp(o.method, DeviceRunner::engine_name()) == 0;
+    if (engine_named && spec.platform == FLCC_HOST)
+        return fail(FLCC_METHOD_NOT_APPLICABLE, "options.method = \"%s\" runs on the GPU, not on platform HOST",
+                    o.method);
+    if (spec.platform == FLCC_DEVICE || engine_named) {
+        if (o.method != nullptr && !engine_named)
+            return fail(FLCC_METHOD_NOT_APPLICABLE,
+                        "options.method = \"%s\": GPU batch plans run on \"%s\"", o.method,
+                        DeviceRunner::engine_name());
+        std::unique_ptr<DeviceRunner> runner;
+        if ((r = DeviceRunner::make(spec, runner)) != FLCC_SUCCESS) return r;
+        made->batch = std::move(runner);
+    } else {
+        if ((r = plan_solver(*made, o)) != FLCC_SUCCESS) return r;
+        std::unique_ptr<HostRunner> runner;
+        if ((r = HostRunner::make(spec, *made->solver, std::move(made->executor), runner)) !=
+            FLCC_SUCCESS)
+            return r;
+        made->batch = std::move(runner);
+    }
     flcc_plan_s* handle = made.get();
     plan_register(std::move(made));
     *plan = handle;
@@ -91,7 +109,7 @@ flcc_result exec(flcc_plan handle, const void* images, const void* templs, float
     std::shared_ptr<flcc_plan_s> plan;
     flcc_result r = batch_plan(handle, plan);
     if (r != FLCC_SUCCESS) return r;
-    HostRunner& runner = static_cast<HostRunner&>(*plan->batch);
+    Runner& runner = static_cast<Runner&>(*plan->batch);
     const Spec& s = runner.spec();
     if (images == nullptr) return fail(FLCC_NULL_POINTER, "images = NULL");
     if (frames < 1) return fail(FLCC_INVALID_VALUE, "frames = %d: must be >= 1", frames);
@@ -108,13 +126,14 @@ flcc_result exec(flcc_plan handle, const void* images, const void* templs, float
         return fail(FLCC_INVALID_SIZE, "frames = %d: the frames' bytes overflow", frames);
 
     std::lock_guard<std::mutex> lock(plan->exec_mutex);
+    if (templs == nullptr && !runner.templates_ready())
+        return fail(FLCC_NULL_POINTER, "templs = NULL, and no templates were given before");
+    if (runner.takes_device_pointers()) return runner.run(images, templs, maps, peaks, frames);
     HostView in(const_cast<void*>(images), image_bytes), tv(const_cast<void*>(templs), templ_bytes),
         mv(maps, map_bytes), pv(peaks, peak_bytes);
     if ((r = in.open(true)) != FLCC_SUCCESS || (r = tv.open(true)) != FLCC_SUCCESS ||
         (r = mv.open(false)) != FLCC_SUCCESS || (r = pv.open(false)) != FLCC_SUCCESS)
         return r;
-    if (templs == nullptr && !runner.templates_ready())
-        return fail(FLCC_NULL_POINTER, "templs = NULL, and no templates were given before");
     r = runner.run(in.data(), tv.data(), static_cast<float*>(mv.data()),
                    static_cast<flcc_peak*>(pv.data()), frames);
     if (r != FLCC_SUCCESS) return r;
@@ -173,7 +192,7 @@ flcc_result flcc_batch_pairs(flcc_plan handle, int* pairs)
         const flcc_result r = batch::batch_plan(handle, plan);
         if (r != FLCC_SUCCESS) return r;
         if (pairs == nullptr) return fail(FLCC_NULL_POINTER, "pairs = NULL");
-        *pairs = static_cast<batch::HostRunner&>(*plan->batch).spec().pairs;
+        *pairs = static_cast<batch::Runner&>(*plan->batch).spec().pairs;
         return FLCC_SUCCESS;
     });
 }

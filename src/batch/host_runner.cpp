@@ -1,6 +1,7 @@
 #include "batch/host_runner.h"
 
 #include "batch/cut.h"
+#include "batch/peak_out.h"
 #include "host/peaks.h"
 #include "plan/error.h"
 #include "plan/template.h"
@@ -52,6 +53,7 @@ flcc_result HostRunner::make(const Spec& spec, const Solver& solver, std::unique
                              std::unique_ptr<HostRunner>& out)
 {
     std::unique_ptr<HostRunner> r(new HostRunner(spec));
+    r->method_ = solver.name();
     const Problem& p = spec.pair;
     const int64_t image_elems = p.image_elems(), templ_elems = p.templ_elems(),
                   out_elems = p.out_elems();
@@ -305,33 +307,12 @@ void HostRunner::find(Worker& w, const float* map, const float* index, int image
                                                               found[j].at[2]])
                                                   : templ,
                        found[j]);
-    const int first = p.dim == 2 ? 1 : 0;
-    const float nan = std::numeric_limits<float>::quiet_NaN();
     for (int j = 0; j < spec_.peaks; ++j) {
         const host::MapPeak& m = found[j];
-        flcc_peak& o = out[j];
-        int at[3] = {0, 0, 0};
-        float pos[3] = {0, 0, 0}, shift[3] = {0, 0, 0};
-        for (int a = first; a < 3; ++a) {
-            at[a - first] = int(m.at[a]);
-            pos[a - first] = float(m.refined[a]);
-            shift[a - first] = m.at[a] < 0 ? nan : float(m.refined[a] - double(p.pad[a]));
-        }
-        o.value = m.value;
-        o.h = at[0];
-        o.w = at[1];
-        o.d = at[2];
-        o.y = pos[0];
-        o.x = pos[1];
-        o.z = pos[2];
-        o.dy = shift[0];
-        o.dx = shift[1];
-        o.dz = shift[2];
-        o.quality = m.quality;
-        o.psr = m.psr;
-        o.templ = templ;
+        int t = templ;
         if (index != nullptr && m.at[0] >= 0)
-            o.templ = int(index[(m.at[0] * p.out[1] + m.at[1]) * p.out[2] + m.at[2]]);
+            t = int(index[(m.at[0] * p.out[1] + m.at[1]) * p.out[2] + m.at[2]]);
+        write_peak(m, p, t, out[j]);
     }
 }
 

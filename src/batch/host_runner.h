@@ -4,6 +4,7 @@
 // where the map was made (in the worker's cache) before the next pair.
 #pragma once
 
+#include "batch/runner.h"
 #include "batch/spec.h"
 #include "host/full_correlation.h"
 #include "host/peaks.h"
@@ -18,20 +19,20 @@
 
 namespace flcc::batch {
 
-class HostRunner final : public BatchRunner {
+class HostRunner final : public Runner {
 public:
     // `first` is the executor the planner made for spec.pair; the other workers' executors are
     // made from `solver`. Throws std::bad_alloc.
     static flcc_result make(const Spec& spec, const Solver& solver, std::unique_ptr<Executor> first,
                             std::unique_ptr<HostRunner>& out);
 
-    const Spec& spec() const { return spec_; }
-    // Whether a template set was prepared (an exec may then pass templs = NULL).
-    bool templates_ready() const { return templ_ready_; }
-
-    // Runs `frames` frames (flcc_batch_exec); every pointer is host memory sized for the plan.
+    const Spec& spec() const override { return spec_; }
+    bool templates_ready() const override { return templ_ready_; }
+    bool takes_device_pointers() const override { return false; }
+    const char* method() const override { return method_; }
+    // Every pointer is host memory.
     flcc_result run(const void* images, const void* templs, float* maps, flcc_peak* peaks,
-                    int frames);
+                    int frames) override;
 
 private:
     // An executor and the template it holds: a worker's, or one resident per template.
@@ -65,6 +66,7 @@ private:
     flcc_result run_best(float* maps, flcc_peak* peaks);
 
     Spec spec_;
+    const char* method_ = "";   // the pair's solver
     host::ThreadPool pool_;
     std::vector<Worker> workers_;
     // When the memory allows and every template's pairs can run as one task (not best over

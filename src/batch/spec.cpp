@@ -117,12 +117,11 @@ flcc_result make_spec(Spec& out, int op, int dim, flcc_size image, flcc_size tem
     if (o.threads > FLCC_MAX_THREADS)
         return fail(FLCC_INVALID_VALUE, "options.threads = %d: must be <= FLCC_MAX_THREADS (%d)",
                     o.threads, FLCC_MAX_THREADS);
-    if (s.pair.platform == FLCC_DEVICE)
-        return fail(FLCC_METHOD_NOT_APPLICABLE,
-                    "options.platform = DEVICE: batch plans run on the host in this version");
     s.op = static_cast<flcc_op>(op);
     s.threads = std::min(s.pair.threads, FLCC_MAX_THREADS);
     s.check_finite = s.pair.check_finite;
+    s.platform = s.pair.platform;
+    s.device = s.pair.device;
     // Each pair is one frame of a single-threaded host plan; its type is set below.
     s.pair.threads = 1;
     s.pair.platform = FLCC_HOST;

@@ -41,7 +41,9 @@ struct Spec {
     int fit_size = 5, upsample = 10;
     bool keep_maps = false, best = false, templ_per_frame = false;
     bool check_finite = true;
-    int threads = 1;           // pairs run in parallel on this many threads
+    int threads = 1;           // pairs run in parallel on this many threads (host)
+    flcc_platform platform = FLCC_ANY;   // the caller's: DEVICE runs the pairs on the GPU
+    int device = -1;
 
     int image_of(int pair) const;
     int templ_of(int pair) const;

@@ -1,5 +1,5 @@
-// The CUDA backend: the GPU solver families, the GPU model in the wisdom signature, and the
-// CUDA runtime services. The static library links it in (cuda_backend); the shared library
+// The CUDA backend: the GPU solver families, the batch plans' engine, the GPU model in the
+// wisdom signature, and the CUDA runtime services. The static library links it in (cuda_backend); the shared library
 // loads it from the module libflcc_cuda.so (flcc_cuda_backend), so that a machine without
 // CUDA's libraries can still load the library and plan on the host.
 #include "device/runtime.h"
@@ -15,6 +15,7 @@ void register_fourier_solvers(SolverList& list);
 void register_fourier_planes_solver(SolverList& list);
 void register_fourier_rows_solver(SolverList& list);
 void register_fourier_slabs_solver(SolverList& list);
+flcc_result make_batch_engine(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out);
 
 namespace {
 
@@ -30,6 +31,11 @@ public:
     }
     std::string signature() const override { return gpu_signature(); }
     const DeviceRuntime* device_runtime() const override { return &runtime_; }
+    flcc_result make_batch_engine(const BatchEngineSpec& s,
+                                  std::unique_ptr<BatchEngine>& out) const override
+    {
+        return device::make_batch_engine(s, out);
+    }
 
 private:
     CudaRuntime runtime_;

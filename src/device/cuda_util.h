@@ -27,6 +27,13 @@ inline flcc_result to_result(cudaError_t e)
         if (flcc_try_r_ != FLCC_SUCCESS) return flcc_try_r_;                                  \
     } while (0)
 
+// Returns the flcc_result of `expr` when it is a failure.
+#define FLCC_TRY(expr)                                                                        \
+    do {                                                                                      \
+        const flcc_result flcc_try_code_ = (expr);                                            \
+        if (flcc_try_code_ != FLCC_SUCCESS) return flcc_try_code_;                            \
+    } while (0)
+
 // Makes `ordinal` current for the guard's lifetime (-1: leave the current device), restoring the
 // caller's device afterwards: the library never changes the caller's current device.
 class DeviceGuard {

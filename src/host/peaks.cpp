@@ -348,6 +348,19 @@ double dft_kernel(int64_t n, double x)
     return n % 2 != 0 ? s / (N * std::sin(t)) : s * std::cos(t) / (N * std::sin(t));
 }
 
+void refine_peak(const float* map, const Extent& e, const PeakSearch& s, MapPeak& p)
+{
+    switch (s.refine) {
+    case Refine::none:
+    case Refine::upsampled:
+        for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]);
+        break;
+    case Refine::parabolic: three_point(map, e, p, false); break;
+    case Refine::gaussian: three_point(map, e, p, true); break;
+    case Refine::quadratic: quadratic(map, e, p, s.fit); break;
+    }
+}
+
 void find_peaks(const float* map, const Extent& e, const PeakSearch& s, MapPeak* out)
 {
     const int k = s.k;
@@ -379,15 +392,10 @@ void find_peaks(const float* map, const Extent& e, const PeakSearch& s, MapPeak*
             found = true;
         });
         if (!found) return;
-        switch (s.refine) {
-        case Refine::none:
-            for (int a = 0; a < 3; ++a) p.refined[a] = double(p.at[a]);
-            break;
-        case Refine::parabolic: three_point(map, e, p, false); break;
-        case Refine::gaussian: three_point(map, e, p, true); break;
-        case Refine::quadratic: quadratic(map, e, p, s.fit); break;
-        case Refine::upsampled: upsampled(map, e, p, s); break;
-        }
+        if (s.refine == Refine::upsampled)
+            upsampled(map, e, p, s);
+        else
+            refine_peak(map, e, s, p);
         sidelobe(map, e, p, s.exclusion);
     }
 }

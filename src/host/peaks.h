@@ -100,6 +100,12 @@ bool upsampled_values(const float* map, const Extent& e, const int64_t at[3], in
 // The grid point of highest value, with the tie rule of `upsampled` above.
 int64_t upsampled_grid_argmax(const UpsampledGrid& g, const double* values);
 
+// Refines p (value and integer position set) on `map` (extent e) by s.refine, as find_peaks
+// does; UPSAMPLED, which needs the whole map, leaves the integer position. The map may be the
+// peak's neighbourhood cut from a larger map, max(1, s.fit / 2) on every side that map has (cut
+// at its edges): the fits then see what they see on the larger map.
+void refine_peak(const float* map, const Extent& e, const PeakSearch& s, MapPeak& p);
+
 // Writes s.k peaks of `map` (extent e) to out[0..s.k-1]. Allocates nothing.
 void find_peaks(const float* map, const Extent& e, const PeakSearch& s, MapPeak* out);
 

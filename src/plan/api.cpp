@@ -136,7 +136,7 @@ const char* flcc_plan_method(flcc_plan handle)
 {
     const auto plan = plan_acquire(handle);
     if (plan == nullptr) return nullptr;
-    return plan->solver->name();
+    return plan->batch != nullptr ? plan->batch->method() : plan->solver->name();
 }
 
 flcc_result flcc_plan_output_size(flcc_plan handle, flcc_size* out)
@@ -194,6 +194,9 @@ flcc_result flcc_plan_set_stream(flcc_plan handle, void* stream)
         const auto plan = plan_acquire(handle);
         if (plan == nullptr) return invalid_plan(handle);
         std::lock_guard<std::mutex> lock(plan->exec_mutex);
+        if (plan->batch != nullptr)
+            return fail(FLCC_OPERATION_MISMATCH,
+                        "a batch plan runs on its own streams, and its execs return when done");
         DeviceControl* const device = plan->executor->device();
         if (device == nullptr)
             return fail(FLCC_INVALID_PLATFORM, "plan runs on the host (%s): it has no stream",
@@ -208,6 +211,7 @@ flcc_result flcc_plan_synchronize(flcc_plan handle)
         const auto plan = plan_acquire(handle);
         if (plan == nullptr) return invalid_plan(handle);
         std::lock_guard<std::mutex> lock(plan->exec_mutex);
+        if (plan->batch != nullptr) return FLCC_SUCCESS;   // its execs return when done
         DeviceControl* const device = plan->executor->device();
         return device == nullptr ? FLCC_SUCCESS : device->synchronize();
     });

@@ -5,6 +5,7 @@
 // layer knows backends through this interface alone.
 #pragma once
 
+#include "plan/batch_engine.h"
 #include "plan/memory.h"
 #include "plan/solver.h"
 
@@ -56,6 +57,13 @@ public:
 
     // The device runtime of a device backend; nullptr for host backends.
     virtual const DeviceRuntime* device_runtime() const { return nullptr; }
+
+    // A device backend's engine for batch plans; FLCC_METHOD_NOT_APPLICABLE when it has none
+    // or the spec is beyond it.
+    virtual flcc_result make_batch_engine(const BatchEngineSpec&, std::unique_ptr<BatchEngine>&) const
+    {
+        return FLCC_METHOD_NOT_APPLICABLE;
+    }
 
 protected:
     ~Backend() = default;

@@ -19,6 +19,8 @@ namespace flcc {
 class BatchRunner {
 public:
     virtual ~BatchRunner() = default;
+    // The name of what computes the pairs (flcc_plan_method): the pair's solver, or the engine.
+    virtual const char* method() const = 0;
 };
 
 }  // namespace flcc

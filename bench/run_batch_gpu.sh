@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The GPU batch workloads (issue 28) against their CuPy peer, on the GPU machine, FLCC and CuPy
+# alternating per round: device-resident frames (FLCC --memory device, CuPy the same), the stream
+# of page-locked host frames (--memory pinned) and the pinned host-to-device bandwidth (its
+# bound). Needs a CUDA build of flcc-batch-bench ($FLCC_BUILD, default build-gpu) and a python3
+# with CuPy. JSON lines go to $OUT/<gpu tag>/batch_gpu.jsonl ($OUT set: the device tool's
+# folder), else bench/results/<gpu tag>/.
+#
+#   bench/run_batch_gpu.sh [ROUNDS]
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+rounds=${1:-2}
+build=${FLCC_BUILD:-$root/build-gpu}
+py=${PYTHON:-python3}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+tag=$(echo "${gpu:-gpu}" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-*$//')
+if [ -n "${OUT:-}" ]; then results="$OUT/$tag"; else results="$root/bench/results/$tag"; fi
+mkdir -p "$results"
+out="$results/batch_gpu.jsonl"
+: > "$out"
+bench="$build/bench/flcc-batch-bench"
+failed=0
+run() { "$@" >> "$out" || { echo "FAILED: $*" >&2; failed=1; }; }
+
+run "$py" "$root/bench/gpu/gpu_peers.py" --bandwidth
+for round in $(seq "$rounds"); do
+    for problem in ebsd-full ebsd-search piv-full piv; do
+        for memory in device pinned; do
+            run "$bench" --problem "$problem" --platform device --memory "$memory" --frames 64 --repeats 7
+        done
+        case "$problem" in
+            ebsd-full|piv-full) run "$py" "$root/bench/gpu/batch_cupy.py" --problem "$problem" ;;
+        esac
+    done
+    # The fits beside parabolic, device-resident.
+    for refine in quadratic gaussian; do
+        run "$bench" --problem ebsd-full --platform device --memory device --refine "$refine" --frames 64 --repeats 7
+    done
+done
+echo "results: $out"
+exit $failed

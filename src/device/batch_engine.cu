@@ -1,0 +1,357 @@
+// The GPU engine of batch plans (plan/batch_engine.h), 2D. Every pair is one linear correlation
+// (convolution) in a box of fast cuFFT size >= S + P per axis (image extent plus the region's
+// padding), which leaves no circular wrap inside the region: the images' and templates' boxes
+// go through batched R2C transforms (cuFFT plan-many), each pair's product through one batched
+// C2R, and the maps, LCC's normalisation, the best over templates and the peaks are kernels
+// after it. A frame's work is one CUDA graph per input buffer, replayed; frames alternate two
+// input buffers, so the upload of frame f + 1 (a copy stream) overlaps the compute of frame f,
+// and the host reads the peaks of frame f - 1 meanwhile.
+#include "device/batch_kernels.cuh"
+#include "device/cufft_util.h"
+#include "geometry/fft_size.h"
+#include "geometry/guard.h"
+
+#include <climits>
+#include <cstring>
+#include <vector>
+
+namespace flcc::device {
+
+namespace {
+
+// Grid extents: enough blocks to fill the GPU, the rest by grid-stride loops.
+unsigned blocks_for(int64_t n, int threads)
+{
+    return unsigned(std::min<int64_t>((n + threads - 1) / threads, 1024));
+}
+
+class Engine final : public BatchEngine {
+public:
+    explicit Engine(const BatchEngineSpec& s) : s_(s) {}
+
+    static flcc_result make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out);
+
+    const char* name() const override { return "device.batch.fourier"; }
+    int patch_floats() const override { return side_ * side_; }
+    flcc_result prepare_templates(const void* set, int& bad) override;
+    flcc_result run(const void* images, const void* templs, float* maps, int frames, Sink& sink,
+                    int& bad, int& bad_frame) override;
+
+private:
+    struct Side {
+        batch::SideParams params{};
+        int count = 0;
+        int64_t frame_bytes = 0;
+        DeviceBuffer origins, compact, box, spectra;
+        DeviceBuffer input[2];
+        CufftPlan r2c;
+    };
+
+    flcc_result allocate();
+    flcc_result setup_side(Side& side, const EngineSource& src, const Extent& e);
+    flcc_result enqueue_templates(cudaStream_t s, const void* input);
+    flcc_result enqueue_frame(cudaStream_t s, int slot, bool templates);
+    flcc_result deliver(int f, Sink& sink, int& bad, int& bad_frame);
+    flcc_result follow_legacy();
+
+    BatchEngineSpec s_;
+    int bh_ = 0, bw_ = 0, side_ = 3, maps_per_frame_ = 0;
+    int64_t half_ = 0, outs_ = 0, map_floats_ = 0;
+    Side images_, templs_;
+    batch::Pairing pairing_{};
+    DeviceBuffer taps_, tap_sum_, modes_, product_, circ_, h1_, h2_, sums_, maps_, best_;
+    DeviceBuffer peaks_, patches_, bad_;
+    PinnedBuffer host_peaks_[2], host_patches_[2], host_bad_[2];
+    CufftPlan c2r_;
+    Stream compute_, copy_;
+    Event uploaded_[2], consumed_[2], done_[2];
+    Event legacy_;   // the caller's work on the legacy default stream (see follow_legacy)
+    FrameGraph graphs_[2][2];   // [input buffer][with the frame's templates]
+    double guard_ = 0;
+};
+
+flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out)
+{
+    if (s.image[0] != 1 || s.templ[0] != 1 || s.peaks > 64) return FLCC_METHOD_NOT_APPLICABLE;
+    for (int a = 1; a < 3; ++a)
+        if (s.image[a] + s.pad[a] > (int64_t(1) << 24) || s.out[a] > (int64_t(1) << 24))
+            return FLCC_METHOD_NOT_APPLICABLE;
+    DeviceGuard guard(s.device);
+    if (!guard.ok()) return FLCC_DEVICE_ERROR;
+    std::unique_ptr<Engine> e(new Engine(s));
+    const flcc_result r = e->allocate();
+    if (r != FLCC_SUCCESS) return r;
+    out = std::move(e);
+    return FLCC_SUCCESS;
+}
+
+flcc_result Engine::setup_side(Side& side, const EngineSource& src, const Extent& e)
+{
+    batch::SideParams& p = side.params;
+    side.count = src.count;
+    p.type = src.type;
+    p.h = int(e[1]);
+    p.w = int(e[2]);
+    p.row = src.cut ? int(src.frame[2]) : p.w;
+    p.stride = src.cut ? 0 : int64_t(p.h) * p.w;
+    p.zero_mean = s_.zero_mean;
+    p.hann = s_.hann;
+    p.check_finite = s_.check_finite;
+    p.bh = bh_;
+    p.bw = bw_;
+    const int64_t elem = src.type == FLCC_UINT8 ? 1 : src.type == FLCC_UINT16 ? 2 : 4;
+    side.frame_bytes = (src.cut ? src.frame[1] * src.frame[2] : int64_t(src.count) * p.h * p.w) * elem;
+    if (src.cut) {
+        std::vector<int2> origins(size_t(src.count));
+        for (int i = 0; i < src.count; ++i)
+            origins[size_t(i)] = make_int2(int(src.origins[size_t(i)][1]), int(src.origins[size_t(i)][2]));
+        FLCC_TRY(side.origins.allocate(origins.size() * sizeof(int2)));
+        FLCC_CUDA_TRY(cudaMemcpy(side.origins.as<void>(), origins.data(), origins.size() * sizeof(int2),
+                                 cudaMemcpyHostToDevice));
+        p.origins = side.origins.as<int2>();
+    }
+    FLCC_TRY(side.compact.allocate(size_t(src.count) * p.h * p.w * sizeof(float)));
+    FLCC_TRY(side.box.allocate(size_t(src.count) * bh_ * bw_ * sizeof(float)));
+    FLCC_TRY(side.spectra.allocate(size_t(src.count) * half_ * sizeof(cufftComplex)));
+    p.compact = side.compact.as<float>();
+    p.box = side.box.as<float>();
+    int dims[2] = {bh_, bw_};
+    FLCC_CUFFT_TRY(cufftPlanMany(&side.r2c.h, 2, dims, nullptr, 1, bh_ * bw_, nullptr, 1, int(half_),
+                                 CUFFT_R2C, src.count));
+    side.r2c.made = true;
+    return FLCC_SUCCESS;
+}
+
+flcc_result Engine::allocate()
+{
+    bh_ = int(geometry::fast_fft_size(s_.image[1] + s_.pad[1]));
+    bw_ = int(geometry::fast_fft_size(s_.image[2] + s_.pad[2]));
+    half_ = int64_t(bh_) * (bw_ / 2 + 1);
+    outs_ = s_.out[1] * s_.out[2];
+    side_ = 2 * s_.patch_radius + 1;
+    maps_per_frame_ = s_.best ? s_.images.count : s_.pairs;
+    map_floats_ = int64_t(maps_per_frame_) * outs_ * (s_.best ? 2 : 1);
+    pairing_ = {s_.pairs, s_.images.count, s_.templates.count, s_.all_pairs ? 1 : 0};
+    guard_ = geometry::tile_kernel_guard(1.0, double(s_.templ[1]), double(s_.templ[2]), 1,
+                                         int(s_.out[1]), int(s_.out[2]));
+    FLCC_TRY(legacy_.create());
+    FLCC_TRY(compute_.create());
+    FLCC_TRY(copy_.create());
+    for (int i = 0; i < 2; ++i) {
+        FLCC_TRY(uploaded_[i].create());
+        FLCC_TRY(consumed_[i].create());
+        FLCC_TRY(done_[i].create());
+    }
+    FLCC_TRY(setup_side(images_, s_.images, s_.image));
+    FLCC_TRY(setup_side(templs_, s_.templates, s_.templ));
+    for (int i = 0; i < 2; ++i)
+        FLCC_TRY(images_.input[i].allocate(size_t(images_.frame_bytes)));
+    for (int i = 0; i < (s_.templ_per_frame ? 2 : 1); ++i)
+        FLCC_TRY(templs_.input[i].allocate(size_t(templs_.frame_bytes)));
+    const bool lcc = s_.op == Op::lcorr;
+    const size_t ni = size_t(s_.images.count), nt = size_t(s_.templates.count), np = size_t(s_.pairs);
+    if (lcc) {
+        FLCC_TRY(taps_.allocate(nt * size_t(s_.templ[1] * s_.templ[2]) * sizeof(float)));
+        FLCC_TRY(tap_sum_.allocate(nt * sizeof(double)));
+        FLCC_TRY(modes_.allocate(ni * sizeof(TileMode)));
+        FLCC_TRY(h1_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
+        FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
+        FLCC_TRY(sums_.allocate(ni * size_t(outs_) * sizeof(double2)));
+    }
+    FLCC_TRY(product_.allocate(np * size_t(half_) * sizeof(cufftComplex)));
+    FLCC_TRY(circ_.allocate(np * size_t(bh_) * bw_ * sizeof(float)));
+    FLCC_TRY(maps_.allocate(np * size_t(outs_) * sizeof(float)));
+    if (s_.best) FLCC_TRY(best_.allocate(ni * 2 * size_t(outs_) * sizeof(float)));
+    const size_t npeaks = size_t(maps_per_frame_) * size_t(std::max(s_.peaks, 1));
+    FLCC_TRY(peaks_.allocate(npeaks * sizeof(EnginePeak)));
+    FLCC_TRY(patches_.allocate(npeaks * size_t(side_ * side_) * sizeof(float)));
+    FLCC_TRY(bad_.allocate(2 * sizeof(int)));
+    for (int i = 0; i < 2; ++i) {
+        FLCC_TRY(host_peaks_[i].allocate(npeaks * sizeof(EnginePeak)));
+        FLCC_TRY(host_patches_[i].allocate(npeaks * size_t(side_ * side_) * sizeof(float)));
+        FLCC_TRY(host_bad_[i].allocate(2 * sizeof(int)));
+    }
+    int dims[2] = {bh_, bw_};
+    FLCC_CUFFT_TRY(cufftPlanMany(&c2r_.h, 2, dims, nullptr, 1, int(half_), nullptr, 1, bh_ * bw_,
+                                 CUFFT_C2R, s_.pairs));
+    c2r_.made = true;
+    return FLCC_SUCCESS;
+}
+
+// The template set in `input` (device memory) prepared: compact values, taps, spectra. Its
+// non-finite flag is bad_[1].
+flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input)
+{
+    batch::SideParams p = templs_.params;
+    p.in = input;
+    p.bad = bad_.as<int>() + 1;
+    batch::TemplForm f{s_.op == Op::lcorr ? 1 : 0, taps_.as<float>(), tap_sum_.as<double>()};
+    batch::prepare_templates<<<templs_.count, batch::kItemThreads, 0, s>>>(p, f);
+    FLCC_CUDA_TRY(cudaGetLastError());
+    FLCC_CUFFT_TRY(cufftSetStream(templs_.r2c.h, s));
+    FLCC_CUFFT_TRY(cufftExecR2C(templs_.r2c.h, templs_.box.as<cufftReal>(),
+                                templs_.spectra.as<cufftComplex>()));
+    return FLCC_SUCCESS;
+}
+
+// One frame from input buffer `slot`: (the templates of the frame,) the images, the pairs'
+// products and inverse transforms, the maps, their best over templates, their peaks.
+flcc_result Engine::enqueue_frame(cudaStream_t s, int slot, bool templates)
+{
+    FLCC_CUDA_TRY(cudaMemsetAsync(bad_.as<int>(), 0x7f, 2 * sizeof(int), s));
+    if (templates) FLCC_TRY(enqueue_templates(s, templs_.input[slot].as<void>()));
+    const bool lcc = s_.op == Op::lcorr;
+    batch::SideParams p = images_.params;
+    p.in = images_.input[slot].as<void>();
+    p.bad = bad_.as<int>();
+    const bool valid = s_.pad[1] == 0 && s_.pad[2] == 0 && s_.out[1] == s_.image[1] - s_.templ[1] + 1 &&
+                       s_.out[2] == s_.image[2] - s_.templ[2] + 1;
+    const double n = double(s_.templ[1] * s_.templ[2]);
+    batch::ImageForm form{lcc ? 1 : 0, valid ? 0 : 1, n, guard_, modes_.as<TileMode>()};
+    batch::prepare_images<<<images_.count, batch::kItemThreads, 0, s>>>(p, form);
+    FLCC_CUDA_TRY(cudaGetLastError());
+    FLCC_CUFFT_TRY(cufftSetStream(images_.r2c.h, s));
+    FLCC_CUFFT_TRY(cufftExecR2C(images_.r2c.h, images_.box.as<cufftReal>(), images_.spectra.as<cufftComplex>()));
+    const unsigned pair_blocks = unsigned(std::min(s_.pairs, 65535));
+    batch::multiply<<<dim3(blocks_for(half_, 256), pair_blocks), 256, 0, s>>>(
+        images_.spectra.as<cufftComplex>(), templs_.spectra.as<cufftComplex>(),
+        product_.as<cufftComplex>(), half_, pairing_, s_.correlate ? 1 : 0,
+        float(1.0 / (double(bh_) * bw_)));
+    FLCC_CUDA_TRY(cudaGetLastError());
+    FLCC_CUFFT_TRY(cufftSetStream(c2r_.h, s));
+    FLCC_CUFFT_TRY(cufftExecC2R(c2r_.h, product_.as<cufftComplex>(), circ_.as<cufftReal>()));
+    const int T1 = int(s_.templ[1]), T2 = int(s_.templ[2]), O1 = int(s_.out[1]), O2 = int(s_.out[2]),
+              P1 = int(s_.pad[1]), P2 = int(s_.pad[2]), h = int(s_.image[1]), w = int(s_.image[2]);
+    if (lcc) {
+        batch::SumsParams q{images_.box.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2,
+                            h1_.as<double>(), h2_.as<double>(), sums_.as<double2>()};
+        batch::window_sums<<<images_.count, batch::kItemThreads, 0, s>>>(q);
+        FLCC_CUDA_TRY(cudaGetLastError());
+    }
+    batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing_,
+                         lcc ? 1 : 0, s_.correlate ? 1 : 0, n, sums_.as<double2>(),
+                         modes_.as<TileMode>(), images_.compact.as<float>(), taps_.as<float>(),
+                         tap_sum_.as<double>(), maps_.as<float>()};
+    batch::finalise<<<dim3(blocks_for(outs_, 256), pair_blocks), 256, 0, s>>>(q);
+    FLCC_CUDA_TRY(cudaGetLastError());
+    const float* searched = maps_.as<float>();
+    if (s_.best) {
+        batch::best_of_templates<<<dim3(blocks_for(outs_, 256), unsigned(std::min(images_.count, 65535))),
+                                   256, 0, s>>>(maps_.as<float>(), images_.count, templs_.count, outs_,
+                                                best_.as<float>());
+        FLCC_CUDA_TRY(cudaGetLastError());
+        searched = best_.as<float>();
+    }
+    if (s_.peaks > 0) {
+        batch::PeakParams k{searched, s_.best ? 2 * outs_ : outs_, s_.best ? 1 : 0, O1, O2, s_.peaks,
+                            s_.exclusion, s_.patch_radius,
+                            {int(s_.flat_at[1]), int(s_.flat_at[2])}, peaks_.as<EnginePeak>(),
+                            patches_.as<float>()};
+        batch::find_peaks<<<maps_per_frame_, batch::kPeakThreads, 0, s>>>(k);
+        FLCC_CUDA_TRY(cudaGetLastError());
+    }
+    return FLCC_SUCCESS;
+}
+
+// The engine's streams do not wait for the legacy default stream by themselves, where a
+// caller's cudaMemcpy from pageable memory may still be running when it returns: every exec
+// orders its work after what the caller queued there.
+flcc_result Engine::follow_legacy()
+{
+    FLCC_CUDA_TRY(cudaEventRecord(legacy_.get(), cudaStreamLegacy));
+    FLCC_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), legacy_.get(), 0));
+    FLCC_CUDA_TRY(cudaStreamWaitEvent(copy_.get(), legacy_.get(), 0));
+    return FLCC_SUCCESS;
+}
+
+flcc_result Engine::prepare_templates(const void* set, int& bad)
+{
+    DeviceGuard guard(s_.device);
+    if (!guard.ok()) return FLCC_DEVICE_ERROR;
+    FLCC_TRY(follow_legacy());
+    cudaStream_t s = compute_.get();
+    FLCC_CUDA_TRY(cudaMemcpyAsync(templs_.input[0].as<void>(), set, size_t(templs_.frame_bytes),
+                                  cudaMemcpyDefault, s));
+    FLCC_CUDA_TRY(cudaMemsetAsync(bad_.as<int>(), 0x7f, 2 * sizeof(int), s));
+    FLCC_TRY(enqueue_templates(s, templs_.input[0].as<void>()));
+    FLCC_CUDA_TRY(cudaMemcpyAsync(host_bad_[0].as<int>(), bad_.as<int>(), 2 * sizeof(int),
+                                  cudaMemcpyDeviceToHost, s));
+    FLCC_CUDA_TRY(cudaStreamSynchronize(s));
+    const int b = host_bad_[0].as<int>()[1];
+    if (b != 0x7f7f7f7f) {
+        bad = b;
+        return FLCC_NONFINITE_INPUT;
+    }
+    return FLCC_SUCCESS;
+}
+
+// Waits for frame f's results and hands its peaks to the sink.
+flcc_result Engine::deliver(int f, Sink& sink, int& bad, int& bad_frame)
+{
+    const int slot = f & 1;
+    FLCC_CUDA_TRY(cudaEventSynchronize(done_[slot].get()));
+    const int* flags = host_bad_[slot].as<int>();
+    if (flags[0] != 0x7f7f7f7f || flags[1] != 0x7f7f7f7f) {
+        bad = flags[1] != 0x7f7f7f7f ? -1 - flags[1] : flags[0];
+        bad_frame = f;
+        return FLCC_NONFINITE_INPUT;
+    }
+    return sink.frame(f, host_peaks_[slot].as<EnginePeak>(), host_patches_[slot].as<float>());
+}
+
+flcc_result Engine::run(const void* images, const void* templs, float* maps, int frames, Sink& sink,
+                        int& bad, int& bad_frame)
+{
+    DeviceGuard guard(s_.device);
+    if (!guard.ok()) return FLCC_DEVICE_ERROR;
+    FLCC_TRY(follow_legacy());
+    cudaStream_t cs = compute_.get(), up = copy_.get();
+    const size_t npeaks = size_t(maps_per_frame_) * size_t(std::max(s_.peaks, 1));
+    const bool per_frame = s_.templ_per_frame && templs != nullptr;
+    flcc_result failed = FLCC_SUCCESS;
+    for (int f = 0; f < frames && failed == FLCC_SUCCESS; ++f) {
+        const int slot = f & 1;
+        // The upload of frame f waits until frame f - 2's compute has read the same buffer.
+        FLCC_CUDA_TRY(cudaStreamWaitEvent(up, consumed_[slot].get(), 0));
+        FLCC_CUDA_TRY(cudaMemcpyAsync(images_.input[slot].as<void>(),
+                                      static_cast<const unsigned char*>(images) + f * images_.frame_bytes,
+                                      size_t(images_.frame_bytes), cudaMemcpyDefault, up));
+        if (per_frame)
+            FLCC_CUDA_TRY(cudaMemcpyAsync(templs_.input[slot].as<void>(),
+                                          static_cast<const unsigned char*>(templs) + f * templs_.frame_bytes,
+                                          size_t(templs_.frame_bytes), cudaMemcpyDefault, up));
+        FLCC_CUDA_TRY(cudaEventRecord(uploaded_[slot].get(), up));
+        FLCC_CUDA_TRY(cudaStreamWaitEvent(cs, uploaded_[slot].get(), 0));
+        FLCC_TRY(graphs_[slot][per_frame].launch(
+            cs, [&](cudaStream_t s) { return enqueue_frame(s, slot, per_frame); }));
+        FLCC_CUDA_TRY(cudaEventRecord(consumed_[slot].get(), cs));
+        FLCC_CUDA_TRY(cudaMemcpyAsync(host_bad_[slot].as<void>(), bad_.as<void>(), 2 * sizeof(int),
+                                      cudaMemcpyDeviceToHost, cs));
+        if (s_.peaks > 0) {
+            FLCC_CUDA_TRY(cudaMemcpyAsync(host_peaks_[slot].as<void>(), peaks_.as<void>(),
+                                          npeaks * sizeof(EnginePeak), cudaMemcpyDeviceToHost, cs));
+            FLCC_CUDA_TRY(cudaMemcpyAsync(host_patches_[slot].as<void>(), patches_.as<void>(),
+                                          npeaks * size_t(side_ * side_) * sizeof(float),
+                                          cudaMemcpyDeviceToHost, cs));
+        }
+        if (s_.keep_maps)
+            FLCC_CUDA_TRY(cudaMemcpyAsync(maps + f * map_floats_, s_.best ? best_.as<void>() : maps_.as<void>(),
+                                          size_t(map_floats_) * sizeof(float), cudaMemcpyDefault, cs));
+        FLCC_CUDA_TRY(cudaEventRecord(done_[slot].get(), cs));
+        if (f > 0) failed = deliver(f - 1, sink, bad, bad_frame);
+    }
+    if (failed == FLCC_SUCCESS) failed = deliver(frames - 1, sink, bad, bad_frame);
+    // Nothing stays queued after a failure: the next exec starts clean.
+    const cudaError_t e = cudaStreamSynchronize(cs);
+    if (failed == FLCC_SUCCESS) failed = to_result(e);
+    return failed;
+}
+
+}  // namespace
+
+flcc_result make_batch_engine(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out)
+{
+    return Engine::make(s, out);
+}
+
+}  // namespace flcc::device

@@ -1,0 +1,457 @@
+// The kernels of the GPU batch engine (batch_engine.cu), one job each, in frame order: cutting,
+// converting and preprocessing the subregions into FFT boxes; the spectra's products, pair by
+// pair; the LCC window sums and finalisation (the numerics of kernels/lcc_common.cuh, whose
+// guard and recomputed windows they reuse); the best map over templates; the peaks of each map.
+#pragma once
+
+#include "device/kernels/lcc_common.cuh"
+#include "device/kernels/template_taps.cuh"
+#include "plan/batch_engine.h"
+
+#include <cufft.h>
+
+#include <cfloat>
+#include <climits>
+#include <cstdint>
+
+namespace flcc::device::batch {
+
+constexpr int kItemThreads = 256;
+constexpr int kPeakThreads = 512;
+
+// One side's subregions as the kernels read them.
+struct SideParams {
+    const void* in;        // the frame (cut) or the stack
+    flcc_dtype type;
+    int h, w;              // subregion extent
+    int row;               // row length of the input: the frame's width, or w for a stack
+    int64_t stride;        // elements between stack items (0 when cut)
+    const int2* origins;   // (row, column) per subregion when cut, else nullptr
+    int zero_mean, hann, check_finite;
+    int bh, bw;            // the FFT box
+    float* compact;        // count x h x w preprocessed values
+    float* box;            // count x bh x bw: what is transformed, zero beyond h x w
+    int* bad;              // the lowest index of a subregion holding NaN or Inf (atomicMin)
+};
+
+// How the pairs are formed (flcc.h: PAIRWISE by multiples, ALL_PAIRS).
+struct Pairing {
+    int pairs, images, templates, all_pairs;
+    __device__ int image_of(int p) const
+    {
+        return all_pairs ? p / templates : int(int64_t(p) * images / pairs);
+    }
+    __device__ int templ_of(int p) const
+    {
+        return all_pairs ? p % templates : int(int64_t(p) * templates / pairs);
+    }
+};
+
+__device__ inline float load(const SideParams& p, int item, int r, int c)
+{
+    const int64_t i = p.origins != nullptr
+                          ? int64_t(p.origins[item].x + r) * p.row + p.origins[item].y + c
+                          : item * p.stride + int64_t(r) * p.w + c;
+    switch (p.type) {
+    case FLCC_UINT16: return float(static_cast<const uint16_t*>(p.in)[i]);
+    case FLCC_UINT8: return float(static_cast<const uint8_t*>(p.in)[i]);
+    case FLCC_FLOAT32: break;
+    }
+    return static_cast<const float*>(p.in)[i];
+}
+
+// numpy.hanning(n) at i (1 for n = 1), in double as the host's preprocessing.
+__device__ inline double hann_weight(int i, int n)
+{
+    return n == 1 ? 1.0 : 0.5 - 0.5 * cos(2 * 3.14159265358979323846 * double(i) / double(n - 1));
+}
+
+// Converts and preprocesses subregion `item` into p.compact (zero mean, then Hann, each rounded
+// to float as on the host) and returns the statistics of the result, every thread of the block
+// taking part.
+__device__ inline detail::Stats write_compact(const SideParams& p, int item, double* scratch)
+{
+    const int n = p.h * p.w;
+    double mean = 0;
+    if (p.zero_mean) {
+        double part = 0;
+        for (int i = threadIdx.x; i < n; i += blockDim.x) part += load(p, item, i / p.w, i % p.w);
+        mean = block_sum(part, scratch) / double(n);
+    }
+    float* out = p.compact + int64_t(item) * n;
+    detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const int r = i / p.w, c = i - r * p.w;
+        float v = load(p, item, r, c);
+        if (p.zero_mean) v = float(double(v) - mean);
+        if (p.hann) v = float(double(v) * (hann_weight(r, p.h) * hann_weight(c, p.w)));
+        out[i] = v;
+        s.sum += v;
+        s.lo = fminf(s.lo, v);
+        s.hi = fmaxf(s.hi, v);
+        s.integral &= v == rintf(v);
+        s.finite &= isfinite(v);
+        ++s.count;
+    }
+    s = detail::block_reduce(s, scratch);
+    if (!s.finite && p.check_finite && threadIdx.x == 0) atomicMin(p.bad, item);
+    __syncthreads();   // out is read by other threads next
+    return s;
+}
+
+// LCC's per-image decisions (kernels/lcc_common.cuh's TileMode): the whole subregion is one tile,
+// a boundary tile (not centred) unless the region is VALID, where no window reaches the padding.
+struct ImageForm {
+    int lcc, boundary;
+    double n, guard;
+    TileMode* modes;
+};
+
+// One block per image: its compact values, then its box (LCC: centred and scaled by its mode).
+__global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, ImageForm f)
+{
+    __shared__ double scratch[kScratchDoubles];
+    const int item = blockIdx.x;
+    const detail::Stats s = write_compact(p, item, scratch);
+    TileMode t{};
+    t.c = 0.f;
+    t.scale = 1;
+    if (f.lcc) {
+        t = decide(s, f.boundary, f.n, f.guard);
+        if (threadIdx.x == 0) f.modes[item] = t;
+    }
+    const float* src = p.compact + int64_t(item) * p.h * p.w;
+    float* box = p.box + int64_t(item) * p.bh * p.bw;
+    const float scale = float(t.scale);
+    for (int i = threadIdx.x; i < p.bh * p.bw; i += blockDim.x) {
+        const int r = i / p.bw, c = i - r * p.bw;
+        float v = 0.f;
+        if (r < p.h && c < p.w) {
+            v = src[r * p.w + c];
+            if (f.lcc) v = (v - t.c) * scale;
+        }
+        box[i] = v;
+    }
+}
+
+struct TemplForm {
+    int lcc;
+    float* taps;       // LCC: count x h x w, the normalised zero-mean template (correlation order)
+    double* tap_sum;   // LCC: their sums
+};
+
+// One block per template: its compact values, then its box: LCC the taps (zeros for a constant
+// template, whose maps are then 0), else the values.
+__global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, TemplForm f)
+{
+    __shared__ double scratch[kScratchDoubles];
+    const int item = blockIdx.x, n = p.h * p.w;
+    write_compact(p, item, scratch);
+    const float* src = p.compact + int64_t(item) * n;
+    TapForm form{};
+    if (f.lcc) form = tap_form(src, n, true, scratch);
+    float* box = p.box + int64_t(item) * p.bh * p.bw;
+    double part = 0;
+    for (int i = threadIdx.x; i < p.bh * p.bw; i += blockDim.x) {
+        const int r = i / p.bw, c = i - r * p.bw;
+        float v = 0.f;
+        if (r < p.h && c < p.w) {
+            const int k = r * p.w + c;
+            v = f.lcc ? tap_value(src, n, k, true, form) : src[k];
+            if (f.lcc) f.taps[int64_t(item) * n + k] = v;
+            part += v;
+        }
+        box[i] = v;
+    }
+    const double sum = block_sum(part, scratch);
+    if (f.lcc && threadIdx.x == 0) f.tap_sum[item] = sum;
+}
+
+// Per pair: the image's spectrum times the template's (conjugated to correlate), scaled by
+// 1 / box so that the inverse transform gives the sums themselves.
+__global__ void multiply(const cufftComplex* images, const cufftComplex* templs, cufftComplex* out,
+                         int64_t half, Pairing pairing, int correlate, float scale)
+{
+    for (int p = blockIdx.y; p < pairing.pairs; p += gridDim.y) {
+        const cufftComplex* a = images + int64_t(pairing.image_of(p)) * half;
+        const cufftComplex* b = templs + int64_t(pairing.templ_of(p)) * half;
+        cufftComplex* o = out + int64_t(p) * half;
+        for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < half;
+             e += int64_t(gridDim.x) * blockDim.x) {
+            const cufftComplex x = a[e], y = b[e];
+            const float yi = correlate ? -y.y : y.y;
+            o[e] = make_cuFloatComplex((x.x * y.x - x.y * yi) * scale, (x.x * yi + x.y * y.x) * scale);
+        }
+    }
+}
+
+struct SumsParams {
+    const float* box;   // the images' boxes (centred and scaled)
+    int bh, bw, h, w, T1, T2, O1, O2, P1, P2;
+    double* h1;         // images x h x O2: row sums over each output's window columns
+    double* h2;
+    double2* sums;      // images x O1 x O2: window sums of x and x^2
+};
+
+// One block per image: running sums along the rows over every output's window columns (cut at
+// the image's edges: the padding is zero), then down the columns over its window rows, in
+// double (rounding bound: geometry::tile_kernel_guard with O1 x O2 steps).
+__global__ void __launch_bounds__(kItemThreads) window_sums(SumsParams q)
+{
+    const int item = blockIdx.x;
+    const float* x = q.box + int64_t(item) * q.bh * q.bw;
+    double* h1 = q.h1 + int64_t(item) * q.h * q.O2;
+    double* h2 = q.h2 + int64_t(item) * q.h * q.O2;
+    for (int r = threadIdx.x; r < q.h; r += blockDim.x) {
+        const float* row = x + int64_t(r) * q.bw;
+        double a1 = 0, a2 = 0;
+        for (int j = max(0, -q.P2); j <= min(q.w - 1, q.T2 - 1 - q.P2); ++j) {
+            const double v = row[j];
+            a1 += v;
+            a2 = fma(v, v, a2);
+        }
+        for (int oc = 0; oc < q.O2; ++oc) {
+            h1[int64_t(r) * q.O2 + oc] = a1;
+            h2[int64_t(r) * q.O2 + oc] = a2;
+            const int come = oc + 1 - q.P2 + q.T2 - 1, gone = oc - q.P2;
+            const double a = come >= 0 && come < q.w ? double(row[come]) : 0.0;
+            const double b = gone >= 0 && gone < q.w ? double(row[gone]) : 0.0;
+            a1 = (a1 + a) - b;
+            a2 = fma(-b, b, fma(a, a, a2));
+        }
+    }
+    __syncthreads();
+    double2* sums = q.sums + int64_t(item) * q.O1 * q.O2;
+    for (int oc = threadIdx.x; oc < q.O2; oc += blockDim.x) {
+        double a1 = 0, a2 = 0;
+        for (int j = max(0, -q.P1); j <= min(q.h - 1, q.T1 - 1 - q.P1); ++j) {
+            a1 += h1[int64_t(j) * q.O2 + oc];
+            a2 += h2[int64_t(j) * q.O2 + oc];
+        }
+        for (int orow = 0; orow < q.O1; ++orow) {
+            sums[int64_t(orow) * q.O2 + oc] = make_double2(a1, a2);
+            const int come = orow + 1 - q.P1 + q.T1 - 1, gone = orow - q.P1;
+            if (come >= 0 && come < q.h) a1 += h1[int64_t(come) * q.O2 + oc], a2 += h2[int64_t(come) * q.O2 + oc];
+            if (gone >= 0 && gone < q.h) a1 -= h1[int64_t(gone) * q.O2 + oc], a2 -= h2[int64_t(gone) * q.O2 + oc];
+        }
+    }
+}
+
+struct FinalParams {
+    const float* circ;   // pairs x bh x bw: the circular correlations (convolutions)
+    int bh, bw, h, w, T1, T2, O1, O2, P1, P2;
+    Pairing pairing;
+    int lcc, correlate;
+    double n;
+    const double2* sums;
+    const TileMode* modes;
+    const float* images;    // the images' compact values (recomputed windows)
+    const float* taps;      // the templates' taps
+    const double* tap_sum;
+    float* maps;            // pairs x O1 x O2
+};
+
+// Per pair and output: the map value from the circular result (a linear one, as the box leaves
+// no wrap inside the region) and, for LCC, the window sums, the guard and the recomputed windows.
+__global__ void finalise(FinalParams q)
+{
+    const int64_t outs = int64_t(q.O1) * q.O2, boxes = int64_t(q.bh) * q.bw;
+    for (int p = blockIdx.y; p < q.pairing.pairs; p += gridDim.y) {
+        const float* circ = q.circ + p * boxes;
+        float* map = q.maps + p * outs;
+        const int image = q.pairing.image_of(p), templ = q.pairing.templ_of(p);
+        for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outs;
+             o += int64_t(gridDim.x) * blockDim.x) {
+            const int r = int(o / q.O2), c = int(o - int64_t(r) * q.O2);
+            // Correlation: output (r, c) is the circular lag (r - P, c - P); convolution: the
+            // full index (r + T - 1 - P, c + T - 1 - P).
+            int i0, i1;
+            if (q.correlate) {
+                i0 = r - q.P1;
+                i1 = c - q.P2;
+                if (i0 < 0) i0 += q.bh;
+                if (i1 < 0) i1 += q.bw;
+            } else {
+                i0 = r + q.T1 - 1 - q.P1;
+                i1 = c + q.T2 - 1 - q.P2;
+            }
+            const float num = circ[int64_t(i0) * q.bw + i1];
+            if (!q.lcc) {
+                map[o] = num;
+                continue;
+            }
+            const double2 s = q.sums[int64_t(image) * outs + o];
+            const TileMode t = q.modes[image];
+            bool redo;
+            float v = coefficient(num, s.x, s.y, t, q.n, 1.0 / q.n, redo);
+            if (redo) {
+                Window win;
+                win.box[0] = 0;
+                win.box[1] = r - q.P1;
+                win.box[2] = c - q.P2;
+                win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
+                win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
+                win.tap_row = q.T2;
+                win.n = q.n;
+                win.tap_sum = q.tap_sum[templ];
+                v = fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
+                                           q.taps + int64_t(templ) * q.T1 * q.T2),
+                                -1.f),
+                          1.f);
+            }
+            map[o] = v;
+        }
+    }
+}
+
+// best_over_templates: per image and output, the highest value over its templates' maps and the
+// template (the lower index on ties), into images x 2 x outs (value plane, index plane).
+__global__ void best_of_templates(const float* maps, int images, int templates, int64_t outs, float* best)
+{
+    for (int i = blockIdx.y; i < images; i += gridDim.y)
+        for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outs;
+             o += int64_t(gridDim.x) * blockDim.x) {
+            const float* m = maps + int64_t(i) * templates * outs + o;
+            float v = m[0];
+            int index = 0;
+            for (int t = 1; t < templates; ++t)
+                if (m[int64_t(t) * outs] > v) {
+                    v = m[int64_t(t) * outs];
+                    index = t;
+                }
+            best[int64_t(i) * 2 * outs + o] = v;
+            best[int64_t(i) * 2 * outs + outs + o] = float(index);
+        }
+}
+
+struct PeakParams {
+    const float* maps;    // the maps searched, `stride` floats apart
+    int64_t stride;
+    int index_plane;      // best_over_templates: the index plane follows each map
+    int O1, O2, k, exclusion, radius;
+    int flat_at[2];
+    EnginePeak* peaks;    // per map, k
+    float* patches;       // per peak, (2 radius + 1)^2
+};
+
+struct Candidate {
+    float v;
+    int i;
+};
+
+// The higher value, then the lower index; every thread gets the block's best (whole warps,
+// `shared` holds 32).
+__device__ inline Candidate block_argmax(Candidate c, Candidate* shared)
+{
+    for (int d = 16; d > 0; d >>= 1) {
+        const float v = __shfl_down_sync(0xffffffffu, c.v, d);
+        const int i = __shfl_down_sync(0xffffffffu, c.i, d);
+        if (v > c.v || (v == c.v && i < c.i)) c = {v, i};
+    }
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = c;
+    __syncthreads();
+    Candidate best{-INFINITY, INT_MAX};
+    for (int w = 0; w < int(blockDim.x + 31) / 32; ++w) {
+        const Candidate o = shared[w];
+        if (o.v > best.v || (o.v == best.v && o.i < best.i)) best = o;
+    }
+    return best;
+}
+
+// One block per map: greedy non-maximum suppression for k peaks, each with its sidelobe measures
+// and its patch (host/peaks.h's rules; a flat map gives one unrefined peak at flat_at).
+__global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
+{
+    __shared__ double scratch[kScratchDoubles];
+    __shared__ Candidate shared[32];
+    __shared__ int found_r[64], found_c[64];
+    const int m = blockIdx.x, outs = q.O1 * q.O2, tid = threadIdx.x;
+    const float* map = q.maps + m * q.stride;
+    const float* index = q.index_plane ? map + outs : nullptr;
+    EnginePeak* out = q.peaks + int64_t(m) * q.k;
+    const int side = 2 * q.radius + 1;
+    float* patches = q.patches + int64_t(m) * q.k * side * side;
+    for (int j = tid; j < q.k; j += blockDim.x)
+        out[j] = EnginePeak{NAN, {-1, -1, -1}, NAN, NAN, 0, -1, {0, 0, 0}, {0, 0, 0}};
+
+    detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+    for (int i = tid; i < outs; i += blockDim.x) {
+        const float v = map[i];
+        if (!isfinite(v)) continue;
+        s.lo = fminf(s.lo, v);
+        s.hi = fmaxf(s.hi, v);
+        ++s.count;
+    }
+    s = detail::block_reduce(s, scratch);
+    __syncthreads();
+    if (!(s.count > 0 && s.lo < s.hi)) {   // flat: every finite value equal, or none
+        if (tid == 0) {
+            EnginePeak& p = out[0];
+            p.value = s.count > 0 ? s.hi : NAN;
+            p.at[0] = 0, p.at[1] = q.flat_at[0], p.at[2] = q.flat_at[1];
+            p.quality = 0.f;
+            p.psr = 0.f;
+            p.flat = 1;
+            p.templ = index != nullptr ? int(index[q.flat_at[0] * q.O2 + q.flat_at[1]]) : -1;
+        }
+        return;
+    }
+    for (int j = 0; j < q.k; ++j) {
+        Candidate c{-INFINITY, INT_MAX};
+        for (int i = tid; i < outs; i += blockDim.x) {
+            const float v = map[i];
+            if (!isfinite(v) || !(v > c.v)) continue;   // ascending i: ties keep the first
+            const int r = i / q.O2, col = i - r * q.O2;
+            bool near = false;
+            for (int e = 0; e < j; ++e)
+                near |= abs(r - found_r[e]) <= q.exclusion && abs(col - found_c[e]) <= q.exclusion;
+            if (!near) c = {v, i};
+        }
+        c = block_argmax(c, shared);
+        if (c.i == INT_MAX) return;   // fewer candidates than peaks
+        const int pr = c.i / q.O2, pc = c.i - pr * q.O2;
+        if (tid == 0) found_r[j] = pr, found_c[j] = pc;
+        // The sidelobe: the finite values farther than `exclusion` from this peak.
+        detail::Stats lobe{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+        double sum2 = 0;
+        for (int i = tid; i < outs; i += blockDim.x) {
+            const float v = map[i];
+            if (!isfinite(v)) continue;
+            const int r = i / q.O2, col = i - r * q.O2;
+            if (abs(r - pr) <= q.exclusion && abs(col - pc) <= q.exclusion) continue;
+            lobe.sum += v;
+            sum2 = fma(double(v), double(v), sum2);
+            lobe.hi = fmaxf(lobe.hi, v);
+            ++lobe.count;
+        }
+        lobe = detail::block_reduce(lobe, scratch);
+        sum2 = block_sum(sum2, scratch);
+        const int lo0 = max(pr - q.radius, 0), hi0 = min(pr + q.radius, q.O1 - 1);
+        const int lo1 = max(pc - q.radius, 0), hi1 = min(pc + q.radius, q.O2 - 1);
+        const int e0 = hi0 - lo0 + 1, e1 = hi1 - lo1 + 1;
+        float* patch = patches + int64_t(j) * side * side;
+        for (int i = tid; i < e0 * e1; i += blockDim.x)
+            patch[i] = map[int64_t(lo0 + i / e1) * q.O2 + lo1 + i % e1];
+        if (tid == 0) {
+            EnginePeak& p = out[j];
+            p.value = c.v;
+            p.at[0] = 0, p.at[1] = pr, p.at[2] = pc;
+            const double second = lobe.count > 0 ? double(lobe.hi) : -INFINITY;
+            p.quality = float(lobe.count == 0 || second <= 0 ? INFINITY : double(c.v) / second);
+            p.psr = 0.f;
+            if (lobe.count > 0) {
+                const double mean = lobe.sum / double(lobe.count);
+                const double var = fmax(0.0, sum2 / double(lobe.count) - mean * mean);
+                p.psr = var > 0 ? float((double(c.v) - mean) / sqrt(var)) : 0.f;
+            }
+            p.flat = 0;
+            p.templ = index != nullptr ? int(index[c.i]) : -1;
+            p.patch_lo[0] = 0, p.patch_lo[1] = lo0, p.patch_lo[2] = lo1;
+            p.patch_extent[0] = 1, p.patch_extent[1] = e0, p.patch_extent[2] = e1;
+        }
+        __syncthreads();   // found_r/found_c of this peak for the next search
+    }
+}
+
+}  // namespace flcc::device::batch

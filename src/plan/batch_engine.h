@@ -1,0 +1,81 @@
+// The device side of batch plans, as the batch layer reaches it through a device backend
+// (Backend::make_batch_engine): the per-frame work described in plain values, and the engine
+// that runs it where the data is. The engine cuts, converts and preprocesses the subregions,
+// correlates every pair, and finds each map's peaks with their quality and the map values
+// around them; the batch layer refines the positions from those values (host/peaks), so the
+// fits are one implementation for every platform and no full map leaves the device unless asked.
+#pragma once
+
+#include "flcc.h"
+#include "plan/problem.h"
+
+#include <memory>
+#include <vector>
+
+namespace flcc {
+
+// One side of the pairs, per frame: a stack of `count` arrays, or one frame they are cut from
+// at their origins (plane, row, column).
+struct EngineSource {
+    int count = 1;
+    flcc_dtype type = FLCC_FLOAT32;
+    bool cut = false;
+    Extent frame{};
+    std::vector<Extent> origins;
+};
+
+struct BatchEngineSpec {
+    Op op = Op::lcorr;
+    bool correlate = true;     // the map correlates (LCC, XCORR); false: it convolves (CONV)
+    Extent image{}, templ{}, out{}, pad{};   // of one pair, as in Problem
+    int pairs = 1;
+    bool all_pairs = false;    // pair p: image p / templates, template p % templates
+    EngineSource images, templates;
+    bool zero_mean = false, hann = false, check_finite = true;
+    int peaks = 1, exclusion = 2;
+    int patch_radius = 1;      // the map values kept around each peak: (2 r + 1) per axis
+    Extent flat_at{};          // the position of a flat map's peak
+    bool keep_maps = false, best = false, templ_per_frame = false;
+    int device = -1;
+};
+
+// A peak as the engine finds it (integer position in the map; value NaN and position -1 when
+// not found), the quality measures of host/peaks.h, and where its patch of map values lies.
+struct EnginePeak {
+    float value;
+    int at[3];
+    float quality, psr;
+    int flat;              // 1: the map is flat (the peak sits at flat_at, unrefined)
+    int templ;             // best_over_templates: the template of the peak, else -1
+    int patch_lo[3];       // the patch is the map's values from patch_lo, patch_extent long
+    int patch_extent[3];   // per axis (cut at the map's edges); row-major, (2 r + 1)^dim floats
+};
+
+class BatchEngine {
+public:
+    virtual ~BatchEngine() = default;
+
+    // Receives each frame's peaks, frame by frame in order: maps_per_frame * peaks EnginePeaks
+    // and as many patches of patch_floats() floats. A failure it returns stops the run.
+    class Sink {
+    public:
+        virtual flcc_result frame(int f, const EnginePeak* peaks, const float* patches) = 0;
+
+    protected:
+        ~Sink() = default;
+    };
+
+    virtual const char* name() const = 0;
+    virtual int patch_floats() const = 0;
+    // Prepares one template set (host or device memory, the side's frame bytes). A non-finite
+    // value gives FLCC_NONFINITE_INPUT with `bad` set to the template's index.
+    virtual flcc_result prepare_templates(const void* set, int& bad) = 0;
+    // Runs `frames` frames: images (host or device memory), templs (templ_per_frame: one set per
+    // frame, or NULL: the set prepared last; else NULL), maps (keep_maps: host or device memory, else NULL).
+    // A non-finite image gives FLCC_NONFINITE_INPUT with `bad` set to the image's index and
+    // `bad_frame` to its frame (negative `bad`: a template of that frame's set).
+    virtual flcc_result run(const void* images, const void* templs, float* maps, int frames,
+                            Sink& sink, int& bad, int& bad_frame) = 0;
+};
+
+}  // namespace flcc

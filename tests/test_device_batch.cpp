@@ -1,0 +1,373 @@
+// Batch plans on the GPU (flcc.h, "Batched correlation and peaks"; the engine
+// device.batch.fourier): maps against the float64 reference in every operation, region and
+// pairing, subregions of every element type with preprocessing, peaks and their refinements
+// against the host runner's, best over templates, flat maps, non-finite input, template reuse,
+// several frames per call and device pointers. Without a usable GPU every case but the first
+// says so and is skipped.
+#include "batch_helpers.h"
+#include "device_test_support.h"
+#include "helpers.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace bt;
+using dt::DeviceArray;
+using dt::skip_without_gpu;
+
+namespace {
+
+const char* const kEngine = "device.batch.fourier";
+
+flcc_options device_options(flcc_region region = FLCC_FULL)
+{
+    flcc_options o;
+    flcc_options_init(&o);
+    o.platform = FLCC_DEVICE;
+    o.region = region;
+    return o;
+}
+
+// Smooth random patterns (sums of a few waves): maps with one clear peak, well away from ties.
+std::vector<float> smooth_stack(int h, int w, int count, std::mt19937& rng)
+{
+    std::uniform_real_distribution<double> k(0.05, 0.4), phase(0, 6.283);
+    std::vector<float> v;
+    for (int i = 0; i < count; ++i) {
+        double ky[4], kx[4], ph[4];
+        for (int j = 0; j < 4; ++j) ky[j] = k(rng), kx[j] = k(rng), ph[j] = phase(rng);
+        for (int r = 0; r < h; ++r)
+            for (int c = 0; c < w; ++c) {
+                double s = 1000;
+                for (int j = 0; j < 4; ++j) s += 100 * std::cos(ky[j] * r + kx[j] * c + ph[j]);
+                v.push_back(float(s));
+            }
+    }
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("without a GPU, DEVICE batch plans fail with FLCC_NO_DEVICE", "[device][batch]")
+{
+    if (th::have_device()) return;
+    flcc_batch b;
+    flcc_batch_init(&b);
+    flcc_options o = device_options();
+    flcc_plan plan = nullptr;
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_NO_DEVICE);
+    CHECK(plan == nullptr);
+    o.platform = FLCC_ANY;
+    o.method = kEngine;
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_NO_DEVICE);
+}
+
+TEST_CASE("the GPU batch engine matches the float64 reference, forced by name", "[device][batch]")
+{
+    if (skip_without_gpu()) return;
+    std::mt19937 rng(17);
+    const ref::Shape shapes[] = {
+        {2, {19, 23, 1}, {5, 4, 1}, FLCC_FULL},   {2, {19, 23, 1}, {5, 4, 1}, FLCC_SAME},
+        {2, {19, 23, 1}, {5, 4, 1}, FLCC_VALID},  {2, {32, 32, 1}, {32, 32, 1}, FLCC_FULL},
+        {2, {64, 48, 1}, {16, 9, 1}, FLCC_VALID}, {2, {30, 31, 1}, {8, 7, 1}, FLCC_SAME},
+    };
+    for (const ref::Shape& s : shapes)
+        for (flcc_op op : {FLCC_CONV, FLCC_LCORR, FLCC_XCORR})
+            for (const Pairing pg : {Pairing{FLCC_ALL_PAIRS, 2, 3, 6}, Pairing{FLCC_PAIRWISE, 2, 6, 6},
+                                     Pairing{FLCC_PAIRWISE, 3, 3, 3}}) {
+                flcc_batch b;
+                flcc_batch_init(&b);
+                b.pairing = pg.pairing;
+                b.images = pg.images;
+                b.templates = pg.templates;
+                b.keep_maps = 1;
+                b.peaks = 2;
+                const std::vector<float> images = stack(s, true, b.images, rng);
+                const std::vector<float> templs = stack(s, false, b.templates, rng);
+                flcc_options o = device_options(s.region);
+                o.platform = FLCC_ANY;
+                o.method = kEngine;
+                const BatchRun r = run_batch(op, s, b, o, images.data(), templs.data());
+                INFO(op_name(op) << " " << th::describe(s) << " pairing " << pg.pairing << " "
+                                 << pg.images << "x" << pg.templates << ": " << flcc_last_error_detail());
+                REQUIRE(r.created == FLCC_SUCCESS);
+                REQUIRE(r.executed == FLCC_SUCCESS);
+                CHECK(r.method == kEngine);
+                CHECK(r.pairs == pg.pairs);
+                check_maps(op, s, pg, images, templs, r.maps.data(), r.peaks.data(), b.peaks);
+            }
+}
+
+TEST_CASE("GPU batches cut subregions of every element type and preprocess them", "[device][batch]")
+{
+    if (skip_without_gpu()) return;
+    std::mt19937 rng(23);
+    std::uniform_int_distribution<int> value(0, 65535);
+    const flcc_size frame{40, 50, 1};
+    const std::vector<int> origins{0, 0, 10, 12, 24, 32, 5, 3};   // overlapping; one at the corner
+    const int n = 4, fn = 40 * 50;
+    for (const ref::Shape& s : {ref::Shape{2, {16, 18, 1}, {16, 18, 1}, FLCC_FULL},
+                                ref::Shape{2, {16, 18, 1}, {16, 18, 1}, FLCC_VALID}})
+        for (int pre = 0; pre < 2; ++pre)
+            for (flcc_dtype type : {FLCC_FLOAT32, FLCC_UINT16, FLCC_UINT8}) {
+                std::vector<float> fimg(fn), ftpl(fn);
+                for (auto& v : fimg) v = float(type == FLCC_UINT8 ? value(rng) % 256 : value(rng));
+                for (auto& v : ftpl) v = float(type == FLCC_UINT8 ? value(rng) % 256 : value(rng));
+                if (type == FLCC_FLOAT32)
+                    for (auto& v : fimg) v = v / 1000.f - 20.f;
+                std::vector<uint16_t> u16i(fimg.begin(), fimg.end()), u16t(ftpl.begin(), ftpl.end());
+                std::vector<uint8_t> u8i(fimg.begin(), fimg.end()), u8t(ftpl.begin(), ftpl.end());
+                const void* img_in = type == FLCC_FLOAT32  ? static_cast<const void*>(fimg.data())
+                                     : type == FLCC_UINT16 ? static_cast<const void*>(u16i.data())
+                                                           : static_cast<const void*>(u8i.data());
+                const void* tpl_in = type == FLCC_FLOAT32  ? static_cast<const void*>(ftpl.data())
+                                     : type == FLCC_UINT16 ? static_cast<const void*>(u16t.data())
+                                                           : static_cast<const void*>(u8t.data());
+                // The cut arrays, then zero mean and the Hann window in double (the formulas).
+                const auto hann = [](int i, int m) { return 0.5 - 0.5 * std::cos(2 * M_PI * i / (m - 1)); };
+                const auto cut = [&](const std::vector<float>& f, const flcc_size& e) {
+                    std::vector<float> v;
+                    for (int i = 0; i < n; ++i) {
+                        const int* o = &origins[size_t(i * 2)];
+                        std::vector<float> one;
+                        for (int a = 0; a < e.h; ++a)
+                            for (int c = 0; c < e.w; ++c) one.push_back(f[size_t((o[0] + a) * frame.w + o[1] + c)]);
+                        if (pre) {
+                            double mean = 0;
+                            for (float x : one) mean += x;
+                            mean /= double(one.size());
+                            for (int a = 0; a < e.h; ++a)
+                                for (int c = 0; c < e.w; ++c) {
+                                    float& x = one[size_t(a * e.w + c)];
+                                    x = float(double(x) - mean);
+                                    x = float(double(x) * (hann(a, e.h) * hann(c, e.w)));
+                                }
+                        }
+                        v.insert(v.end(), one.begin(), one.end());
+                    }
+                    return v;
+                };
+                const auto images = cut(fimg, s.image), templs = cut(ftpl, s.templ);
+                flcc_batch b;
+                flcc_batch_init(&b);
+                b.images = n;
+                b.templates = n;
+                b.image_type = type;
+                b.templ_type = type;
+                b.image_origins = origins.data();
+                b.image_frame = frame;
+                b.templ_origins = origins.data();
+                b.templ_frame = frame;
+                b.zero_mean = pre;
+                b.hann = pre;
+                b.keep_maps = 1;
+                const BatchRun r = run_batch(FLCC_LCORR, s, b, device_options(s.region), img_in, tpl_in);
+                INFO(th::describe(s) << " type " << type << " preprocessed " << pre << ": "
+                                     << flcc_last_error_detail());
+                REQUIRE(r.created == FLCC_SUCCESS);
+                REQUIRE(r.executed == FLCC_SUCCESS);
+                check_maps(FLCC_LCORR, s, {FLCC_PAIRWISE, n, n, n}, images, templs, r.maps.data(),
+                           r.peaks.data(), b.peaks);
+            }
+}
+
+TEST_CASE("GPU batch peaks and refinements agree with the host runner's", "[device][batch]")
+{
+    if (skip_without_gpu()) return;
+    std::mt19937 rng(29);
+    const ref::Shape s{2, {48, 40, 1}, {24, 20, 1}, FLCC_VALID};
+    const int images = 3, templates = 4;
+    const std::vector<float> im = smooth_stack(48, 40, images, rng);
+    std::vector<float> tp;
+    for (int t = 0; t < templates; ++t)   // templates cut from the images, so the maps peak inside
+        for (int r = 0; r < 24; ++r)
+            for (int c = 0; c < 20; ++c)
+                tp.push_back(im[size_t(((t % images) * 48 + 7 + r + t) * 40 + 5 + c + 2 * t)]);
+    struct Mode {
+        flcc_refine refine;
+        int fit;
+        int best;
+    };
+    for (const Mode m : {Mode{FLCC_REFINE_NONE, 5, 0}, Mode{FLCC_REFINE_PARABOLIC, 5, 0},
+                         Mode{FLCC_REFINE_GAUSSIAN, 5, 0}, Mode{FLCC_REFINE_QUADRATIC, 3, 0},
+                         Mode{FLCC_REFINE_QUADRATIC, 5, 0}, Mode{FLCC_REFINE_QUADRATIC, 7, 1},
+                         Mode{FLCC_REFINE_PARABOLIC, 5, 1}})
+        for (flcc_op op : {FLCC_LCORR, FLCC_XCORR}) {
+            flcc_batch b;
+            flcc_batch_init(&b);
+            b.pairing = FLCC_ALL_PAIRS;
+            b.images = images;
+            b.templates = templates;
+            b.peaks = 3;
+            b.exclusion = 3;
+            b.refine = m.refine;
+            b.fit_size = m.fit;
+            b.best_over_templates = m.best;
+            b.keep_maps = 1;
+            flcc_options ho = host_options();
+            ho.region = s.region;
+            const BatchRun h = run_batch(op, s, b, ho, im.data(), tp.data());
+            const BatchRun d = run_batch(op, s, b, device_options(s.region), im.data(), tp.data());
+            INFO(op_name(op) << " refine " << m.refine << " fit " << m.fit << " best " << m.best << ": "
+                             << flcc_last_error_detail());
+            REQUIRE(h.executed == FLCC_SUCCESS);
+            REQUIRE(d.executed == FLCC_SUCCESS);
+            REQUIRE(h.peaks.size() == d.peaks.size());
+            double scale = 1;
+            for (float v : h.maps) scale = std::max(scale, double(std::fabs(v)));
+            for (size_t i = 0; i < h.maps.size(); ++i) CHECK(std::fabs(h.maps[i] - d.maps[i]) <= 1e-5 * scale);
+            for (size_t i = 0; i < h.peaks.size(); ++i) {
+                const flcc_peak &x = h.peaks[i], &y = d.peaks[i];
+                INFO("peak " << i << ": host (" << x.h << ", " << x.w << ") " << x.value << ", GPU (" << y.h
+                             << ", " << y.w << ") " << y.value);
+                CHECK(std::fabs(x.value - y.value) <= 1e-5 * scale);
+                // The first peak of a map is clear; later ones may be near-ties on its shoulder,
+                // where either pick is right when the values agree.
+                if (i % size_t(b.peaks) != 0 && (x.h != y.h || x.w != y.w)) continue;
+                REQUIRE(x.h == y.h);
+                REQUIRE(x.w == y.w);
+                CHECK(std::fabs(x.y - y.y) <= 1e-3);
+                CHECK(std::fabs(x.x - y.x) <= 1e-3);
+                CHECK(std::fabs(x.dy - y.dy) <= 1e-3);
+                CHECK(std::fabs(x.dx - y.dx) <= 1e-3);
+                CHECK(std::fabs(x.quality - y.quality) <= 1e-3 * std::fabs(x.quality));
+                CHECK(std::fabs(x.psr - y.psr) <= 1e-3 * std::max(1.f, std::fabs(x.psr)));
+                CHECK(x.templ == y.templ);
+            }
+        }
+}
+
+TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and device pointers",
+          "[device][batch]")
+{
+    if (skip_without_gpu()) return;
+    const ref::Shape s{2, {16, 16, 1}, {16, 16, 1}, FLCC_FULL};
+    std::mt19937 rng(31);
+    std::uniform_real_distribution<float> u(0, 1);
+    std::vector<float> flat(256, 7.f), noise(256), noise2(256);
+    for (auto& v : noise) v = u(rng);
+    for (auto& v : noise2) v = u(rng);
+
+    SECTION("a flat map's peak: value 0, quality 0, zero displacement")
+    for (auto refine : {FLCC_REFINE_PARABOLIC, FLCC_REFINE_QUADRATIC})
+        for (int which = 0; which < 2; ++which) {
+            flcc_batch b;
+            flcc_batch_init(&b);
+            b.refine = refine;
+            b.zero_mean = 1;
+            const BatchRun r = run_batch(FLCC_LCORR, s, b, device_options(), which == 0 ? flat.data() : noise.data(),
+                                         which == 0 ? noise.data() : flat.data());
+            REQUIRE(r.executed == FLCC_SUCCESS);
+            const flcc_peak& p = r.peaks[0];
+            CHECK(p.value == 0.f);
+            CHECK(p.quality == 0.f);
+            CHECK(p.psr == 0.f);
+            CHECK(p.h == 15);
+            CHECK(p.w == 15);
+            CHECK(p.dy == 0.f);
+            CHECK(p.dx == 0.f);
+        }
+
+    SECTION("non-finite images and templates, and the plan after them")
+    {
+        flcc_batch b;
+        flcc_batch_init(&b);
+        b.keep_maps = 1;
+        flcc_plan plan = nullptr;
+        flcc_options o = device_options();
+        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+        std::vector<float> maps(size_t(ref::out_elems(s)));
+        flcc_peak peak;
+        std::vector<float> bad = noise;
+        bad[40] = std::numeric_limits<float>::infinity();
+        CHECK(flcc_batch_exec(plan, noise.data(), bad.data(), maps.data(), &peak, 1) == FLCC_NONFINITE_INPUT);
+        CHECK(flcc_batch_exec(plan, bad.data(), noise.data(), maps.data(), &peak, 1) == FLCC_NONFINITE_INPUT);
+        REQUIRE(flcc_batch_exec(plan, noise2.data(), noise.data(), maps.data(), &peak, 1) == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_LCORR, th::reference(FLCC_LCORR, s, noise2.data(), noise.data()), maps.data()) <= kTol);
+        flcc_destroy(plan);
+    }
+
+    SECTION("template sets: reuse, change by value, one per frame; frames; device pointers")
+    {
+        flcc_batch b;
+        flcc_batch_init(&b);
+        b.keep_maps = 1;
+        flcc_plan plan = nullptr;
+        flcc_options o = device_options();
+        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+        const int64_t on = ref::out_elems(s);
+        std::vector<float> maps(size_t(3 * on));
+        flcc_peak peaks[3];
+        const auto r12 = th::reference(FLCC_LCORR, s, noise.data(), noise2.data());
+        const auto r21 = th::reference(FLCC_LCORR, s, noise2.data(), noise.data());
+        CHECK(flcc_batch_exec(plan, noise.data(), nullptr, maps.data(), peaks, 1) == FLCC_NULL_POINTER);
+        std::vector<float> t = noise2;
+        REQUIRE(flcc_batch_exec(plan, noise.data(), t.data(), maps.data(), peaks, 1) == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
+        // Three frames against the prepared set.
+        std::vector<float> three = noise;
+        three.insert(three.end(), noise2.begin(), noise2.end());
+        three.insert(three.end(), noise.begin(), noise.end());
+        REQUIRE(flcc_batch_exec(plan, three.data(), nullptr, maps.data(), peaks, 3) == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
+        CHECK(th::error(FLCC_LCORR, th::reference(FLCC_LCORR, s, noise2.data(), noise2.data()),
+                        maps.data() + on) <= kTol);
+        CHECK(th::error(FLCC_LCORR, r12, maps.data() + 2 * on) <= kTol);
+        // The same buffer with new values is noticed.
+        t = noise;
+        REQUIRE(flcc_batch_exec(plan, noise2.data(), t.data(), maps.data(), peaks, 1) == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_LCORR, r21, maps.data()) <= kTol);
+        // Device memory for every array.
+        const std::vector<float> host_maps(maps.begin(), maps.begin() + on);
+        const flcc_peak host_peak = peaks[0];
+        DeviceArray<float> di(noise2), dt_(noise), dm{size_t(on)};
+        DeviceArray<flcc_peak> dp{size_t(1)};
+        REQUIRE(flcc_batch_exec(plan, di.p, dt_.p, dm.p, dp.p, 1) == FLCC_SUCCESS);
+        const std::vector<float> got = dm.get();
+        CHECK(got == host_maps);
+        const flcc_peak gp = dp.get()[0];
+        CHECK(gp.h == host_peak.h);
+        CHECK(gp.w == host_peak.w);
+        CHECK(gp.y == host_peak.y);
+        CHECK(gp.x == host_peak.x);
+        flcc_destroy(plan);
+
+        // One set per frame.
+        b.templ_per_frame = 1;
+        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+        std::vector<float> images = noise, sets = noise2;
+        images.insert(images.end(), noise2.begin(), noise2.end());
+        sets.insert(sets.end(), noise.begin(), noise.end());
+        REQUIRE(flcc_batch_exec(plan, images.data(), sets.data(), maps.data(), peaks, 2) == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
+        CHECK(th::error(FLCC_LCORR, r21, maps.data() + on) <= kTol);
+        // NULL: the set prepared last (frame 1's).
+        REQUIRE(flcc_batch_exec(plan, noise2.data(), nullptr, maps.data(), peaks, 1) == FLCC_SUCCESS);
+        CHECK(th::error(FLCC_LCORR, r21, maps.data()) <= kTol);
+        flcc_destroy(plan);
+    }
+}
+
+TEST_CASE("GPU batch plans refuse what runs on the host only", "[device][batch]")
+{
+    if (skip_without_gpu()) return;
+    flcc_batch b;
+    flcc_batch_init(&b);
+    flcc_options o = device_options();
+    flcc_plan plan = nullptr;
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 3, {8, 8, 8}, {2, 2, 2}, &b, &o) == FLCC_METHOD_NOT_APPLICABLE);
+    b.bandpass_low = 1;
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_METHOD_NOT_APPLICABLE);
+    flcc_batch_init(&b);
+    b.refine = FLCC_REFINE_UPSAMPLED;
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_METHOD_NOT_APPLICABLE);
+    o.method = "host.direct";
+    flcc_batch_init(&b);
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_METHOD_NOT_APPLICABLE);
+    CHECK(plan == nullptr);
+}
