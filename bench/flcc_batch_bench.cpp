@@ -101,8 +101,14 @@ template <class T>
 std::vector<T> pattern(const flcc_size& f, int frames, double scale, std::mt19937& rng)
 {
     std::uniform_real_distribution<double> angle(0, 2 * M_PI), len(5, 40);
-    std::vector<T> v(size_t(f.h) * f.w * frames);
+    // Three distinct frames, repeated: the times do not depend on the content.
+    const size_t elems = size_t(f.h) * f.w;
+    std::vector<T> v(elems * frames);
     for (int k = 0; k < frames; ++k) {
+        if (k >= 3) {
+            std::copy(v.begin() + (k % 3) * elems, v.begin() + (k % 3 + 1) * elems, v.begin() + k * elems);
+            continue;
+        }
         std::vector<double> ky, kx, ph;
         for (int i = 0; i < 24; ++i) {
             const double a = angle(rng), q = 2 * M_PI / len(rng);

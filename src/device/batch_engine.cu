@@ -3,15 +3,19 @@
 // padding), which leaves no circular wrap inside the region: the images' and templates' boxes
 // go through batched R2C transforms (cuFFT plan-many), each pair's product through one batched
 // C2R, and the maps, LCC's normalisation, the best over templates and the peaks are kernels
-// after it. A frame's work is one CUDA graph per input buffer, replayed; frames alternate two
-// input buffers, so the upload of frame f + 1 (a copy stream) overlaps the compute of frame f,
-// and the host reads the peaks of frame f - 1 meanwhile.
+// after it. One launch runs `group` frames at once (small problems fill the GPU only together,
+// and each kernel boundary costs the same for one frame as for many), as one CUDA graph per
+// input buffer, replayed. Launches alternate two input buffers, so the upload of the next
+// frames (a copy stream) overlaps the compute of these, and the host reads the peaks of the
+// previous launch meanwhile.
 #include "device/batch_kernels.cuh"
 #include "device/cufft_util.h"
 #include "geometry/fft_size.h"
 #include "geometry/guard.h"
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -24,6 +28,14 @@ unsigned blocks_for(int64_t n, int threads)
 {
     return unsigned(std::min<int64_t>((n + threads - 1) / threads, 1024));
 }
+
+// Pairs per launch that fill the GPU, and the most device memory a launch's frames may take.
+constexpr int kLaunchPairs = 1024;
+constexpr int kMaxGroup = 32;
+constexpr int64_t kLaunchBudget = int64_t(1) << 30;
+
+// The bad-input flags' "none" (cudaMemset to 0x7f bytes).
+constexpr int kNoneBad = 0x7f7f7f7f;
 
 class Engine final : public BatchEngine {
 public:
@@ -40,33 +52,34 @@ public:
 private:
     struct Side {
         batch::SideParams params{};
-        int count = 0;
+        int count = 0;     // per frame
+        int sets = 1;      // frames' worth of items held: the group, or 1 (one template set)
         int64_t frame_bytes = 0;
         DeviceBuffer origins, compact, box, spectra;
         DeviceBuffer input[2];
         CufftPlan r2c;
     };
 
+    int64_t frame_bytes_on_device() const;
     flcc_result allocate();
-    flcc_result setup_side(Side& side, const EngineSource& src, const Extent& e);
+    flcc_result setup_side(Side& side, const EngineSource& src, const Extent& e, int sets);
     flcc_result enqueue_templates(cudaStream_t s, const void* input);
-    flcc_result enqueue_frame(cudaStream_t s, int slot, bool templates);
-    flcc_result deliver(int f, Sink& sink, int& bad, int& bad_frame);
+    flcc_result enqueue_launch(cudaStream_t s, int slot, bool templates);
+    flcc_result deliver(int first, int count, Sink& sink, int& bad, int& bad_frame);
     flcc_result follow_legacy();
 
     BatchEngineSpec s_;
-    int bh_ = 0, bw_ = 0, side_ = 3, maps_per_frame_ = 0;
-    int64_t half_ = 0, outs_ = 0, map_floats_ = 0;
+    int bh_ = 0, bw_ = 0, side_ = 3, maps_per_frame_ = 0, group_ = 1;
+    int64_t half_ = 0, outs_ = 0, map_floats_ = 0, peaks_per_frame_ = 0;
     Side images_, templs_;
-    batch::Pairing pairing_{};
-    DeviceBuffer taps_, tap_sum_, modes_, product_, circ_, h1_, h2_, sums_, maps_, best_;
+    DeviceBuffer taps_, tap_sum_, modes_, bounds_, product_, circ_, h1_, h2_, sums_, maps_, best_;
     DeviceBuffer peaks_, patches_, bad_;
     PinnedBuffer host_peaks_[2], host_patches_[2], host_bad_[2];
     CufftPlan c2r_;
     Stream compute_, copy_;
     Event uploaded_[2], consumed_[2], done_[2];
     Event legacy_;   // the caller's work on the legacy default stream (see follow_legacy)
-    FrameGraph graphs_[2][2];   // [input buffer][with the frame's templates]
+    FrameGraph graphs_[2][2];   // [input buffer][with the frames' own templates]
     double guard_ = 0;
 };
 
@@ -85,22 +98,24 @@ flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>&
     return FLCC_SUCCESS;
 }
 
-flcc_result Engine::setup_side(Side& side, const EngineSource& src, const Extent& e)
+flcc_result Engine::setup_side(Side& side, const EngineSource& src, const Extent& e, int sets)
 {
     batch::SideParams& p = side.params;
     side.count = src.count;
+    side.sets = sets;
     p.type = src.type;
+    p.count = src.count;
     p.h = int(e[1]);
     p.w = int(e[2]);
     p.row = src.cut ? int(src.frame[2]) : p.w;
-    p.stride = src.cut ? 0 : int64_t(p.h) * p.w;
+    p.frame_elems = src.cut ? src.frame[1] * src.frame[2] : int64_t(src.count) * p.h * p.w;
     p.zero_mean = s_.zero_mean;
     p.hann = s_.hann;
     p.check_finite = s_.check_finite;
     p.bh = bh_;
     p.bw = bw_;
     const int64_t elem = src.type == FLCC_UINT8 ? 1 : src.type == FLCC_UINT16 ? 2 : 4;
-    side.frame_bytes = (src.cut ? src.frame[1] * src.frame[2] : int64_t(src.count) * p.h * p.w) * elem;
+    side.frame_bytes = p.frame_elems * elem;
     if (src.cut) {
         std::vector<int2> origins(size_t(src.count));
         for (int i = 0; i < src.count; ++i)
@@ -110,16 +125,29 @@ flcc_result Engine::setup_side(Side& side, const EngineSource& src, const Extent
                                  cudaMemcpyHostToDevice));
         p.origins = side.origins.as<int2>();
     }
-    FLCC_TRY(side.compact.allocate(size_t(src.count) * p.h * p.w * sizeof(float)));
-    FLCC_TRY(side.box.allocate(size_t(src.count) * bh_ * bw_ * sizeof(float)));
-    FLCC_TRY(side.spectra.allocate(size_t(src.count) * half_ * sizeof(cufftComplex)));
+    const size_t items = size_t(sets) * size_t(src.count);
+    FLCC_TRY(side.compact.allocate(items * size_t(p.h) * p.w * sizeof(float)));
+    FLCC_TRY(side.box.allocate(items * size_t(bh_) * bw_ * sizeof(float)));
+    FLCC_TRY(side.spectra.allocate(items * size_t(half_) * sizeof(cufftComplex)));
     p.compact = side.compact.as<float>();
     p.box = side.box.as<float>();
     int dims[2] = {bh_, bw_};
     FLCC_CUFFT_TRY(cufftPlanMany(&side.r2c.h, 2, dims, nullptr, 1, bh_ * bw_, nullptr, 1, int(half_),
-                                 CUFFT_R2C, src.count));
+                                 CUFFT_R2C, int(items)));
     side.r2c.made = true;
     return FLCC_SUCCESS;
+}
+
+// Device bytes one frame's work takes (inputs, boxes, spectra, products, maps, window sums).
+int64_t Engine::frame_bytes_on_device() const
+{
+    const int64_t box = int64_t(bh_) * bw_, S = s_.image[1] * s_.image[2], T = s_.templ[1] * s_.templ[2];
+    const int64_t ni = s_.images.count, nt = s_.templ_per_frame ? s_.templates.count : 0, np = s_.pairs;
+    int64_t b = ni * (S + box + 2 * half_) * 4 + nt * (T + box + 2 * half_) * 4;
+    b += np * (2 * half_ + box + outs_) * 4;
+    if (s_.op == Op::lcorr) b += ni * (16 * outs_ + 16 * s_.image[1] * s_.out[2]);
+    if (s_.best) b += ni * 2 * outs_ * 4;
+    return b;
 }
 
 flcc_result Engine::allocate()
@@ -131,7 +159,11 @@ flcc_result Engine::allocate()
     side_ = 2 * s_.patch_radius + 1;
     maps_per_frame_ = s_.best ? s_.images.count : s_.pairs;
     map_floats_ = int64_t(maps_per_frame_) * outs_ * (s_.best ? 2 : 1);
-    pairing_ = {s_.pairs, s_.images.count, s_.templates.count, s_.all_pairs ? 1 : 0};
+    peaks_per_frame_ = int64_t(maps_per_frame_) * std::max(s_.peaks, 1);
+    group_ = std::max(1, std::min({kMaxGroup, kLaunchPairs / std::max(s_.pairs, 1),
+                                   int(kLaunchBudget / std::max<int64_t>(frame_bytes_on_device(), 1))}));
+    // cuFFT's batch counts are ints.
+    while (group_ > 1 && int64_t(group_) * std::max(s_.pairs, s_.images.count) * half_ > INT_MAX) --group_;
     guard_ = geometry::tile_kernel_guard(1.0, double(s_.templ[1]), double(s_.templ[2]), 1,
                                          int(s_.out[1]), int(s_.out[2]));
     FLCC_TRY(legacy_.create());
@@ -142,18 +174,25 @@ flcc_result Engine::allocate()
         FLCC_TRY(consumed_[i].create());
         FLCC_TRY(done_[i].create());
     }
-    FLCC_TRY(setup_side(images_, s_.images, s_.image));
-    FLCC_TRY(setup_side(templs_, s_.templates, s_.templ));
-    for (int i = 0; i < 2; ++i)
-        FLCC_TRY(images_.input[i].allocate(size_t(images_.frame_bytes)));
-    for (int i = 0; i < (s_.templ_per_frame ? 2 : 1); ++i)
-        FLCC_TRY(templs_.input[i].allocate(size_t(templs_.frame_bytes)));
+    FLCC_TRY(setup_side(images_, s_.images, s_.image, group_));
+    FLCC_TRY(setup_side(templs_, s_.templates, s_.templ, s_.templ_per_frame ? group_ : 1));
+    // Zeroed, so that the frames past a short last launch hold finite values.
+    for (int i = 0; i < 2; ++i) {
+        FLCC_TRY(images_.input[i].allocate(size_t(group_ * images_.frame_bytes)));
+        FLCC_CUDA_TRY(cudaMemset(images_.input[i].as<void>(), 0, size_t(group_ * images_.frame_bytes)));
+        if (i == 0 || s_.templ_per_frame) {
+            FLCC_TRY(templs_.input[i].allocate(size_t(templs_.sets * templs_.frame_bytes)));
+            FLCC_CUDA_TRY(cudaMemset(templs_.input[i].as<void>(), 0, size_t(templs_.sets * templs_.frame_bytes)));
+        }
+    }
     const bool lcc = s_.op == Op::lcorr;
-    const size_t ni = size_t(s_.images.count), nt = size_t(s_.templates.count), np = size_t(s_.pairs);
+    const size_t ni = size_t(group_) * s_.images.count, np = size_t(group_) * s_.pairs;
+    const size_t nt = size_t(templs_.sets) * s_.templates.count;
     if (lcc) {
         FLCC_TRY(taps_.allocate(nt * size_t(s_.templ[1] * s_.templ[2]) * sizeof(float)));
         FLCC_TRY(tap_sum_.allocate(nt * sizeof(double)));
         FLCC_TRY(modes_.allocate(ni * sizeof(TileMode)));
+        FLCC_TRY(bounds_.allocate(ni * sizeof(double)));
         FLCC_TRY(h1_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
         FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
         FLCC_TRY(sums_.allocate(ni * size_t(outs_) * sizeof(double2)));
@@ -162,7 +201,7 @@ flcc_result Engine::allocate()
     FLCC_TRY(circ_.allocate(np * size_t(bh_) * bw_ * sizeof(float)));
     FLCC_TRY(maps_.allocate(np * size_t(outs_) * sizeof(float)));
     if (s_.best) FLCC_TRY(best_.allocate(ni * 2 * size_t(outs_) * sizeof(float)));
-    const size_t npeaks = size_t(maps_per_frame_) * size_t(std::max(s_.peaks, 1));
+    const size_t npeaks = size_t(group_) * size_t(peaks_per_frame_);
     FLCC_TRY(peaks_.allocate(npeaks * sizeof(EnginePeak)));
     FLCC_TRY(patches_.allocate(npeaks * size_t(side_ * side_) * sizeof(float)));
     FLCC_TRY(bad_.allocate(2 * sizeof(int)));
@@ -173,12 +212,12 @@ flcc_result Engine::allocate()
     }
     int dims[2] = {bh_, bw_};
     FLCC_CUFFT_TRY(cufftPlanMany(&c2r_.h, 2, dims, nullptr, 1, int(half_), nullptr, 1, bh_ * bw_,
-                                 CUFFT_C2R, s_.pairs));
+                                 CUFFT_C2R, int(np)));
     c2r_.made = true;
     return FLCC_SUCCESS;
 }
 
-// The template set in `input` (device memory) prepared: compact values, taps, spectra. Its
+// The template sets in `input` (device memory) prepared: compact values, taps, spectra. Their
 // non-finite flag is bad_[1].
 flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input)
 {
@@ -186,7 +225,7 @@ flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input)
     p.in = input;
     p.bad = bad_.as<int>() + 1;
     batch::TemplForm f{s_.op == Op::lcorr ? 1 : 0, taps_.as<float>(), tap_sum_.as<double>()};
-    batch::prepare_templates<<<templs_.count, batch::kItemThreads, 0, s>>>(p, f);
+    batch::prepare_templates<<<templs_.sets * templs_.count, batch::kItemThreads, 0, s>>>(p, f);
     FLCC_CUDA_TRY(cudaGetLastError());
     FLCC_CUFFT_TRY(cufftSetStream(templs_.r2c.h, s));
     FLCC_CUFFT_TRY(cufftExecR2C(templs_.r2c.h, templs_.box.as<cufftReal>(),
@@ -194,9 +233,9 @@ flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input)
     return FLCC_SUCCESS;
 }
 
-// One frame from input buffer `slot`: (the templates of the frame,) the images, the pairs'
-// products and inverse transforms, the maps, their best over templates, their peaks.
-flcc_result Engine::enqueue_frame(cudaStream_t s, int slot, bool templates)
+// One launch of group_ frames from input buffer `slot`: (the frames' templates,) the images,
+// the pairs' products and inverse transforms, the maps, their best over templates, their peaks.
+flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
 {
     FLCC_CUDA_TRY(cudaMemsetAsync(bad_.as<int>(), 0x7f, 2 * sizeof(int), s));
     if (templates) FLCC_TRY(enqueue_templates(s, templs_.input[slot].as<void>()));
@@ -207,15 +246,19 @@ flcc_result Engine::enqueue_frame(cudaStream_t s, int slot, bool templates)
     const bool valid = s_.pad[1] == 0 && s_.pad[2] == 0 && s_.out[1] == s_.image[1] - s_.templ[1] + 1 &&
                        s_.out[2] == s_.image[2] - s_.templ[2] + 1;
     const double n = double(s_.templ[1] * s_.templ[2]);
-    batch::ImageForm form{lcc ? 1 : 0, valid ? 0 : 1, n, guard_, modes_.as<TileMode>()};
-    batch::prepare_images<<<images_.count, batch::kItemThreads, 0, s>>>(p, form);
+    batch::ImageForm form{lcc ? 1 : 0, valid ? 0 : 1, n, guard_, std::log2(double(bh_) * bw_),
+                          modes_.as<TileMode>(), bounds_.as<double>()};
+    const int items = group_ * images_.count, pairs = group_ * s_.pairs;
+    batch::prepare_images<<<items, batch::kItemThreads, 0, s>>>(p, form);
     FLCC_CUDA_TRY(cudaGetLastError());
     FLCC_CUFFT_TRY(cufftSetStream(images_.r2c.h, s));
     FLCC_CUFFT_TRY(cufftExecR2C(images_.r2c.h, images_.box.as<cufftReal>(), images_.spectra.as<cufftComplex>()));
-    const unsigned pair_blocks = unsigned(std::min(s_.pairs, 65535));
+    const batch::Pairing pairing{s_.pairs,  s_.images.count, s_.templates.count, s_.all_pairs ? 1 : 0,
+                                 group_, templates ? 1 : 0};
+    const unsigned pair_blocks = unsigned(std::min(pairs, 65535));
     batch::multiply<<<dim3(blocks_for(half_, 256), pair_blocks), 256, 0, s>>>(
         images_.spectra.as<cufftComplex>(), templs_.spectra.as<cufftComplex>(),
-        product_.as<cufftComplex>(), half_, pairing_, s_.correlate ? 1 : 0,
+        product_.as<cufftComplex>(), half_, pairing, s_.correlate ? 1 : 0,
         float(1.0 / (double(bh_) * bw_)));
     FLCC_CUDA_TRY(cudaGetLastError());
     FLCC_CUFFT_TRY(cufftSetStream(c2r_.h, s));
@@ -225,20 +268,19 @@ flcc_result Engine::enqueue_frame(cudaStream_t s, int slot, bool templates)
     if (lcc) {
         batch::SumsParams q{images_.box.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2,
                             h1_.as<double>(), h2_.as<double>(), sums_.as<double2>()};
-        batch::window_sums<<<images_.count, batch::kItemThreads, 0, s>>>(q);
+        batch::window_sums<<<items, batch::kItemThreads, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());
     }
-    batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing_,
+    batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing,
                          lcc ? 1 : 0, s_.correlate ? 1 : 0, n, sums_.as<double2>(),
-                         modes_.as<TileMode>(), images_.compact.as<float>(), taps_.as<float>(),
-                         tap_sum_.as<double>(), maps_.as<float>()};
+                         modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
+                         taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
     batch::finalise<<<dim3(blocks_for(outs_, 256), pair_blocks), 256, 0, s>>>(q);
     FLCC_CUDA_TRY(cudaGetLastError());
     const float* searched = maps_.as<float>();
     if (s_.best) {
-        batch::best_of_templates<<<dim3(blocks_for(outs_, 256), unsigned(std::min(images_.count, 65535))),
-                                   256, 0, s>>>(maps_.as<float>(), images_.count, templs_.count, outs_,
-                                                best_.as<float>());
+        batch::best_of_templates<<<dim3(blocks_for(outs_, 256), unsigned(std::min(items, 65535))), 256, 0, s>>>(
+            maps_.as<float>(), items, s_.templates.count, outs_, best_.as<float>());
         FLCC_CUDA_TRY(cudaGetLastError());
         searched = best_.as<float>();
     }
@@ -247,7 +289,7 @@ flcc_result Engine::enqueue_frame(cudaStream_t s, int slot, bool templates)
                             s_.exclusion, s_.patch_radius,
                             {int(s_.flat_at[1]), int(s_.flat_at[2])}, peaks_.as<EnginePeak>(),
                             patches_.as<float>()};
-        batch::find_peaks<<<maps_per_frame_, batch::kPeakThreads, 0, s>>>(k);
+        batch::find_peaks<<<group_ * maps_per_frame_, batch::kPeakThreads, 0, s>>>(k);
         FLCC_CUDA_TRY(cudaGetLastError());
     }
     return FLCC_SUCCESS;
@@ -278,25 +320,37 @@ flcc_result Engine::prepare_templates(const void* set, int& bad)
                                   cudaMemcpyDeviceToHost, s));
     FLCC_CUDA_TRY(cudaStreamSynchronize(s));
     const int b = host_bad_[0].as<int>()[1];
-    if (b != 0x7f7f7f7f) {
+    if (b != kNoneBad) {
         bad = b;
         return FLCC_NONFINITE_INPUT;
     }
     return FLCC_SUCCESS;
 }
 
-// Waits for frame f's results and hands its peaks to the sink.
-flcc_result Engine::deliver(int f, Sink& sink, int& bad, int& bad_frame)
+// Waits for the launch of `count` frames from frame `first` and hands their peaks to the sink.
+// A non-finite subregion of one of those frames (the flags hold the lowest item index; items of
+// frames past `count` held stale or zero input) fails the exec.
+flcc_result Engine::deliver(int first, int count, Sink& sink, int& bad, int& bad_frame)
 {
-    const int slot = f & 1;
+    const int slot = (first / group_) & 1;
     FLCC_CUDA_TRY(cudaEventSynchronize(done_[slot].get()));
     const int* flags = host_bad_[slot].as<int>();
-    if (flags[0] != 0x7f7f7f7f || flags[1] != 0x7f7f7f7f) {
-        bad = flags[1] != 0x7f7f7f7f ? -1 - flags[1] : flags[0];
-        bad_frame = f;
+    if (flags[0] != kNoneBad && flags[0] < count * images_.count) {
+        bad = flags[0] % images_.count;
+        bad_frame = first + flags[0] / images_.count;
         return FLCC_NONFINITE_INPUT;
     }
-    return sink.frame(f, host_peaks_[slot].as<EnginePeak>(), host_patches_[slot].as<float>());
+    if (flags[1] != kNoneBad && flags[1] < count * templs_.count) {
+        bad = -1 - flags[1] % templs_.count;
+        bad_frame = first + flags[1] / templs_.count;
+        return FLCC_NONFINITE_INPUT;
+    }
+    const EnginePeak* peaks = host_peaks_[slot].as<EnginePeak>();
+    const float* patches = host_patches_[slot].as<float>();
+    for (int g = 0; g < count; ++g)
+        FLCC_TRY(sink.frame(first + g, peaks + g * peaks_per_frame_,
+                            patches + g * peaks_per_frame_ * side_ * side_));
+    return FLCC_SUCCESS;
 }
 
 flcc_result Engine::run(const void* images, const void* templs, float* maps, int frames, Sink& sink,
@@ -306,41 +360,58 @@ flcc_result Engine::run(const void* images, const void* templs, float* maps, int
     if (!guard.ok()) return FLCC_DEVICE_ERROR;
     FLCC_TRY(follow_legacy());
     cudaStream_t cs = compute_.get(), up = copy_.get();
-    const size_t npeaks = size_t(maps_per_frame_) * size_t(std::max(s_.peaks, 1));
     const bool per_frame = s_.templ_per_frame && templs != nullptr;
+    const int launches = (frames + group_ - 1) / group_;
     flcc_result failed = FLCC_SUCCESS;
-    for (int f = 0; f < frames && failed == FLCC_SUCCESS; ++f) {
-        const int slot = f & 1;
-        // The upload of frame f waits until frame f - 2's compute has read the same buffer.
+    for (int l = 0; l < launches && failed == FLCC_SUCCESS; ++l) {
+        const int slot = l & 1, first = l * group_, count = std::min(group_, frames - first);
+        // The upload waits until the launch before last has read the same buffer.
         FLCC_CUDA_TRY(cudaStreamWaitEvent(up, consumed_[slot].get(), 0));
         FLCC_CUDA_TRY(cudaMemcpyAsync(images_.input[slot].as<void>(),
-                                      static_cast<const unsigned char*>(images) + f * images_.frame_bytes,
-                                      size_t(images_.frame_bytes), cudaMemcpyDefault, up));
+                                      static_cast<const unsigned char*>(images) + first * images_.frame_bytes,
+                                      size_t(count * images_.frame_bytes), cudaMemcpyDefault, up));
         if (per_frame)
             FLCC_CUDA_TRY(cudaMemcpyAsync(templs_.input[slot].as<void>(),
-                                          static_cast<const unsigned char*>(templs) + f * templs_.frame_bytes,
-                                          size_t(templs_.frame_bytes), cudaMemcpyDefault, up));
+                                          static_cast<const unsigned char*>(templs) + first * templs_.frame_bytes,
+                                          size_t(count * templs_.frame_bytes), cudaMemcpyDefault, up));
         FLCC_CUDA_TRY(cudaEventRecord(uploaded_[slot].get(), up));
         FLCC_CUDA_TRY(cudaStreamWaitEvent(cs, uploaded_[slot].get(), 0));
         FLCC_TRY(graphs_[slot][per_frame].launch(
-            cs, [&](cudaStream_t s) { return enqueue_frame(s, slot, per_frame); }));
+            cs, [&](cudaStream_t s) { return enqueue_launch(s, slot, per_frame); }));
         FLCC_CUDA_TRY(cudaEventRecord(consumed_[slot].get(), cs));
         FLCC_CUDA_TRY(cudaMemcpyAsync(host_bad_[slot].as<void>(), bad_.as<void>(), 2 * sizeof(int),
                                       cudaMemcpyDeviceToHost, cs));
         if (s_.peaks > 0) {
+            const size_t n = size_t(count) * size_t(peaks_per_frame_);
             FLCC_CUDA_TRY(cudaMemcpyAsync(host_peaks_[slot].as<void>(), peaks_.as<void>(),
-                                          npeaks * sizeof(EnginePeak), cudaMemcpyDeviceToHost, cs));
+                                          n * sizeof(EnginePeak), cudaMemcpyDeviceToHost, cs));
             FLCC_CUDA_TRY(cudaMemcpyAsync(host_patches_[slot].as<void>(), patches_.as<void>(),
-                                          npeaks * size_t(side_ * side_) * sizeof(float),
-                                          cudaMemcpyDeviceToHost, cs));
+                                          n * size_t(side_ * side_) * sizeof(float), cudaMemcpyDeviceToHost, cs));
         }
         if (s_.keep_maps)
-            FLCC_CUDA_TRY(cudaMemcpyAsync(maps + f * map_floats_, s_.best ? best_.as<void>() : maps_.as<void>(),
-                                          size_t(map_floats_) * sizeof(float), cudaMemcpyDefault, cs));
+            FLCC_CUDA_TRY(cudaMemcpyAsync(maps + first * map_floats_, s_.best ? best_.as<void>() : maps_.as<void>(),
+                                          size_t(count * map_floats_) * sizeof(float), cudaMemcpyDefault, cs));
+        // The frames' own templates, for a later exec without templates: the last frame's set
+        // moves to where the single set is read.
+        if (per_frame && l == launches - 1 && count > 1) {
+            const int64_t T = s_.templ[1] * s_.templ[2], t = s_.templates.count, from = int64_t(count - 1) * t;
+            FLCC_CUDA_TRY(cudaMemcpyAsync(templs_.spectra.as<cufftComplex>(),
+                                          templs_.spectra.as<cufftComplex>() + from * half_,
+                                          size_t(t * half_) * sizeof(cufftComplex), cudaMemcpyDeviceToDevice, cs));
+            if (s_.op == Op::lcorr) {
+                FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), taps_.as<float>() + from * T,
+                                              size_t(t * T) * sizeof(float), cudaMemcpyDeviceToDevice, cs));
+                FLCC_CUDA_TRY(cudaMemcpyAsync(tap_sum_.as<double>(), tap_sum_.as<double>() + from,
+                                              size_t(t) * sizeof(double), cudaMemcpyDeviceToDevice, cs));
+            }
+        }
         FLCC_CUDA_TRY(cudaEventRecord(done_[slot].get(), cs));
-        if (f > 0) failed = deliver(f - 1, sink, bad, bad_frame);
+        if (l > 0) failed = deliver(first - group_, group_, sink, bad, bad_frame);
     }
-    if (failed == FLCC_SUCCESS) failed = deliver(frames - 1, sink, bad, bad_frame);
+    if (failed == FLCC_SUCCESS) {
+        const int first = (launches - 1) * group_;
+        failed = deliver(first, frames - first, sink, bad, bad_frame);
+    }
     // Nothing stays queued after a failure: the next exec starts clean.
     const cudaError_t e = cudaStreamSynchronize(cs);
     if (failed == FLCC_SUCCESS) failed = to_result(e);

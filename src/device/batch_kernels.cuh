@@ -19,13 +19,15 @@ namespace flcc::device::batch {
 constexpr int kItemThreads = 256;
 constexpr int kPeakThreads = 512;
 
-// One side's subregions as the kernels read them.
+// One side's subregions as the kernels read them. A launch runs several frames: item
+// g * count + i is subregion i of the launch's frame g.
 struct SideParams {
-    const void* in;        // the frame (cut) or the stack
+    const void* in;        // the launch's frames (cut) or stacks, back to back
     flcc_dtype type;
+    int count;             // subregions per frame
+    int64_t frame_elems;   // input elements per frame
     int h, w;              // subregion extent
     int row;               // row length of the input: the frame's width, or w for a stack
-    int64_t stride;        // elements between stack items (0 when cut)
     const int2* origins;   // (row, column) per subregion when cut, else nullptr
     int zero_mean, hann, check_finite;
     int bh, bw;            // the FFT box
@@ -34,24 +36,31 @@ struct SideParams {
     int* bad;              // the lowest index of a subregion holding NaN or Inf (atomicMin)
 };
 
-// How the pairs are formed (flcc.h: PAIRWISE by multiples, ALL_PAIRS).
+// How the pairs are formed (flcc.h: PAIRWISE by multiples, ALL_PAIRS), over the launch's
+// `frames` frames: pair g * pairs + p is pair p of frame g, with that frame's images and its own
+// template set (templ_sets) or the one set.
 struct Pairing {
-    int pairs, images, templates, all_pairs;
-    __device__ int image_of(int p) const
+    int pairs, images, templates, all_pairs, frames, templ_sets;
+    __device__ int total() const { return frames * pairs; }
+    __device__ int image_of(int pair) const
     {
-        return all_pairs ? p / templates : int(int64_t(p) * images / pairs);
+        const int g = pair / pairs, p = pair - g * pairs;
+        return g * images + (all_pairs ? p / templates : int(int64_t(p) * images / pairs));
     }
-    __device__ int templ_of(int p) const
+    __device__ int templ_of(int pair) const
     {
-        return all_pairs ? p % templates : int(int64_t(p) * templates / pairs);
+        const int g = pair / pairs, p = pair - g * pairs;
+        const int t = all_pairs ? p % templates : int(int64_t(p) * templates / pairs);
+        return templ_sets ? g * templates + t : t;
     }
 };
 
 __device__ inline float load(const SideParams& p, int item, int r, int c)
 {
-    const int64_t i = p.origins != nullptr
-                          ? int64_t(p.origins[item].x + r) * p.row + p.origins[item].y + c
-                          : item * p.stride + int64_t(r) * p.w + c;
+    const int g = item / p.count, k = item - g * p.count;
+    const int64_t i = g * p.frame_elems +
+                      (p.origins != nullptr ? int64_t(p.origins[k].x + r) * p.row + p.origins[k].y + c
+                                            : int64_t(k) * p.h * p.w + int64_t(r) * p.w + c);
     switch (p.type) {
     case FLCC_UINT16: return float(static_cast<const uint16_t*>(p.in)[i]);
     case FLCC_UINT8: return float(static_cast<const uint8_t*>(p.in)[i]);
@@ -104,8 +113,16 @@ __device__ inline detail::Stats write_compact(const SideParams& p, int item, dou
 struct ImageForm {
     int lcc, boundary;
     double n, guard;
+    double log2_box;   // log2 of the transform's volume
     TileMode* modes;
+    double* bounds;    // the FFT numerator's error bound per image (see finalise)
 };
+
+// The host's rule for its Fourier numerators (src/host/fourier_accuracy.h): the FFT's rounding
+// error in a numerator is relative to the whole transform's energy, |dN| <= E =
+// 4 u sqrt(log2 V) rms(x), so a coefficient whose window has sqrt(D) = |N / r| < E / 1e-6 is
+// recomputed directly in double.
+constexpr double kFftError = 4, kTargetError = 1e-6;
 
 // One block per image: its compact values, then its box (LCC: centred and scaled by its mode).
 __global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, ImageForm f)
@@ -123,14 +140,21 @@ __global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, Ima
     const float* src = p.compact + int64_t(item) * p.h * p.w;
     float* box = p.box + int64_t(item) * p.bh * p.bw;
     const float scale = float(t.scale);
+    double energy = 0;
     for (int i = threadIdx.x; i < p.bh * p.bw; i += blockDim.x) {
         const int r = i / p.bw, c = i - r * p.bw;
         float v = 0.f;
         if (r < p.h && c < p.w) {
             v = src[r * p.w + c];
             if (f.lcc) v = (v - t.c) * scale;
+            energy = fma(double(v), double(v), energy);
         }
         box[i] = v;
+    }
+    if (f.lcc) {
+        energy = block_sum(energy, scratch);
+        if (threadIdx.x == 0)
+            f.bounds[item] = kFftError * 0x1p-24 * sqrt(f.log2_box * energy / (double(p.h) * p.w));
     }
 }
 
@@ -172,7 +196,7 @@ __global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, 
 __global__ void multiply(const cufftComplex* images, const cufftComplex* templs, cufftComplex* out,
                          int64_t half, Pairing pairing, int correlate, float scale)
 {
-    for (int p = blockIdx.y; p < pairing.pairs; p += gridDim.y) {
+    for (int p = blockIdx.y; p < pairing.total(); p += gridDim.y) {
         const cufftComplex* a = images + int64_t(pairing.image_of(p)) * half;
         const cufftComplex* b = templs + int64_t(pairing.templ_of(p)) * half;
         cufftComplex* o = out + int64_t(p) * half;
@@ -245,6 +269,7 @@ struct FinalParams {
     double n;
     const double2* sums;
     const TileMode* modes;
+    const double* bounds;
     const float* images;    // the images' compact values (recomputed windows)
     const float* taps;      // the templates' taps
     const double* tap_sum;
@@ -256,7 +281,7 @@ struct FinalParams {
 __global__ void finalise(FinalParams q)
 {
     const int64_t outs = int64_t(q.O1) * q.O2, boxes = int64_t(q.bh) * q.bw;
-    for (int p = blockIdx.y; p < q.pairing.pairs; p += gridDim.y) {
+    for (int p = blockIdx.y; p < q.pairing.total(); p += gridDim.y) {
         const float* circ = q.circ + p * boxes;
         float* map = q.maps + p * outs;
         const int image = q.pairing.image_of(p), templ = q.pairing.templ_of(p);
@@ -284,6 +309,7 @@ __global__ void finalise(FinalParams q)
             const TileMode t = q.modes[image];
             bool redo;
             float v = coefficient(num, s.x, s.y, t, q.n, 1.0 / q.n, redo);
+            redo |= v != 0.f && fabs(double(num)) * kTargetError < q.bounds[image] * fabs(double(v));
             if (redo) {
                 Window win;
                 win.box[0] = 0;
