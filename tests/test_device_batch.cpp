@@ -184,10 +184,13 @@ TEST_CASE("GPU batch peaks and refinements agree with the host runner's", "[devi
     const int images = 3, templates = 4;
     const std::vector<float> im = smooth_stack(48, 40, images, rng);
     std::vector<float> tp;
-    for (int t = 0; t < templates; ++t)   // templates cut from the images, so the maps peak inside
+    // Templates cut from the images with a little noise: the maps peak inside, below 1 (no ties
+    // at the clamp).
+    std::uniform_real_distribution<float> noise(-20, 20);
+    for (int t = 0; t < templates; ++t)
         for (int r = 0; r < 24; ++r)
             for (int c = 0; c < 20; ++c)
-                tp.push_back(im[size_t(((t % images) * 48 + 7 + r + t) * 40 + 5 + c + 2 * t)]);
+                tp.push_back(im[size_t(((t % images) * 48 + 7 + r + t) * 40 + 5 + c + 2 * t)] + noise(rng));
     struct Mode {
         flcc_refine refine;
         int fit;

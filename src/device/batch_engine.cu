@@ -29,6 +29,22 @@ unsigned blocks_for(int64_t n, int threads)
     return unsigned(std::min<int64_t>((n + threads - 1) / threads, 1024));
 }
 
+// A transform length >= n: the next power of two when it is within 1/8 of the smallest
+// 2^a 3^b 5^c 7^d (cuFFT runs powers of two fastest: 64 beats 63), else that.
+int64_t box_size(int64_t n)
+{
+    const int64_t fast = geometry::fast_fft_size(n);
+    int64_t two = 1;
+    while (two < n) two *= 2;
+    return two * 8 <= fast * 9 ? two : fast;
+}
+
+// Threads of a block that runs over n elements: a warp per 16 elements, 64 to `most`.
+unsigned threads_for(int64_t n, int most)
+{
+    return unsigned(std::min<int64_t>(most, std::max<int64_t>(64, (n / 16 + 31) / 32 * 32)));
+}
+
 // Pairs per launch that fill the GPU, and the most device memory a launch's frames may take.
 constexpr int kLaunchPairs = 1024;
 constexpr int kMaxGroup = 32;
@@ -72,7 +88,7 @@ private:
     int bh_ = 0, bw_ = 0, side_ = 3, maps_per_frame_ = 0, group_ = 1;
     int64_t half_ = 0, outs_ = 0, map_floats_ = 0, peaks_per_frame_ = 0;
     Side images_, templs_;
-    DeviceBuffer taps_, tap_sum_, modes_, bounds_, product_, circ_, h1_, h2_, sums_, maps_, best_;
+    DeviceBuffer taps_, tap_sum_, modes_, bounds_, product_, circ_, h1_, h2_, maps_, best_;
     DeviceBuffer peaks_, patches_, bad_;
     PinnedBuffer host_peaks_[2], host_patches_[2], host_bad_[2];
     CufftPlan c2r_;
@@ -129,6 +145,9 @@ flcc_result Engine::setup_side(Side& side, const EngineSource& src, const Extent
     FLCC_TRY(side.compact.allocate(items * size_t(p.h) * p.w * sizeof(float)));
     FLCC_TRY(side.box.allocate(items * size_t(bh_) * bw_ * sizeof(float)));
     FLCC_TRY(side.spectra.allocate(items * size_t(half_) * sizeof(cufftComplex)));
+    // The boxes' zeros beyond the subregions are written here, once: the kernels write the
+    // subregions alone.
+    FLCC_CUDA_TRY(cudaMemset(side.box.as<void>(), 0, side.box.bytes()));
     p.compact = side.compact.as<float>();
     p.box = side.box.as<float>();
     int dims[2] = {bh_, bw_};
@@ -145,15 +164,15 @@ int64_t Engine::frame_bytes_on_device() const
     const int64_t ni = s_.images.count, nt = s_.templ_per_frame ? s_.templates.count : 0, np = s_.pairs;
     int64_t b = ni * (S + box + 2 * half_) * 4 + nt * (T + box + 2 * half_) * 4;
     b += np * (2 * half_ + box + outs_) * 4;
-    if (s_.op == Op::lcorr) b += ni * (16 * outs_ + 16 * s_.image[1] * s_.out[2]);
+    if (s_.op == Op::lcorr) b += ni * 16 * s_.image[1] * s_.out[2];
     if (s_.best) b += ni * 2 * outs_ * 4;
     return b;
 }
 
 flcc_result Engine::allocate()
 {
-    bh_ = int(geometry::fast_fft_size(s_.image[1] + s_.pad[1]));
-    bw_ = int(geometry::fast_fft_size(s_.image[2] + s_.pad[2]));
+    bh_ = int(box_size(s_.image[1] + s_.pad[1]));
+    bw_ = int(box_size(s_.image[2] + s_.pad[2]));
     half_ = int64_t(bh_) * (bw_ / 2 + 1);
     outs_ = s_.out[1] * s_.out[2];
     side_ = 2 * s_.patch_radius + 1;
@@ -195,7 +214,6 @@ flcc_result Engine::allocate()
         FLCC_TRY(bounds_.allocate(ni * sizeof(double)));
         FLCC_TRY(h1_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
         FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
-        FLCC_TRY(sums_.allocate(ni * size_t(outs_) * sizeof(double2)));
     }
     FLCC_TRY(product_.allocate(np * size_t(half_) * sizeof(cufftComplex)));
     FLCC_TRY(circ_.allocate(np * size_t(bh_) * bw_ * sizeof(float)));
@@ -225,7 +243,8 @@ flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input)
     p.in = input;
     p.bad = bad_.as<int>() + 1;
     batch::TemplForm f{s_.op == Op::lcorr ? 1 : 0, taps_.as<float>(), tap_sum_.as<double>()};
-    batch::prepare_templates<<<templs_.sets * templs_.count, batch::kItemThreads, 0, s>>>(p, f);
+    batch::prepare_templates<<<templs_.sets * templs_.count,
+                               threads_for(s_.templ[1] * s_.templ[2], batch::kItemThreads), 0, s>>>(p, f);
     FLCC_CUDA_TRY(cudaGetLastError());
     FLCC_CUFFT_TRY(cufftSetStream(templs_.r2c.h, s));
     FLCC_CUFFT_TRY(cufftExecR2C(templs_.r2c.h, templs_.box.as<cufftReal>(),
@@ -249,7 +268,7 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
     batch::ImageForm form{lcc ? 1 : 0, valid ? 0 : 1, n, guard_, std::log2(double(bh_) * bw_),
                           modes_.as<TileMode>(), bounds_.as<double>()};
     const int items = group_ * images_.count, pairs = group_ * s_.pairs;
-    batch::prepare_images<<<items, batch::kItemThreads, 0, s>>>(p, form);
+    batch::prepare_images<<<items, threads_for(s_.image[1] * s_.image[2], batch::kItemThreads), 0, s>>>(p, form);
     FLCC_CUDA_TRY(cudaGetLastError());
     FLCC_CUFFT_TRY(cufftSetStream(images_.r2c.h, s));
     FLCC_CUFFT_TRY(cufftExecR2C(images_.r2c.h, images_.box.as<cufftReal>(), images_.spectra.as<cufftComplex>()));
@@ -266,15 +285,17 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
     const int T1 = int(s_.templ[1]), T2 = int(s_.templ[2]), O1 = int(s_.out[1]), O2 = int(s_.out[2]),
               P1 = int(s_.pad[1]), P2 = int(s_.pad[2]), h = int(s_.image[1]), w = int(s_.image[2]);
     if (lcc) {
-        batch::SumsParams q{images_.box.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2,
-                            h1_.as<double>(), h2_.as<double>(), sums_.as<double2>()};
-        batch::window_sums<<<items, batch::kItemThreads, 0, s>>>(q);
+        const batch::SumsParams q{images_.box.as<float>(), items, bh_, bw_, h, w, T2, O2, P2,
+                                  h1_.as<double>(), h2_.as<double>()};
+        const int64_t tasks = int64_t(items) * h * ((O2 + batch::kChunk - 1) / batch::kChunk);
+        batch::window_rows<<<unsigned(std::min<int64_t>((tasks + 127) / 128, 1 << 20)), 128, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());
     }
-    batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing,
-                         lcc ? 1 : 0, s_.correlate ? 1 : 0, n, sums_.as<double2>(),
-                         modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
-                         taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
+    const batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing,
+                               lcc ? 1 : 0, s_.correlate ? 1 : 0, n, h1_.as<double>(), h2_.as<double>(),
+                               modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
+                               taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
+    const int final_tasks = ((O1 + batch::kFinalRows - 1) / batch::kFinalRows) * O2;
     batch::finalise<<<dim3(blocks_for(outs_, 256), pair_blocks), 256, 0, s>>>(q);
     FLCC_CUDA_TRY(cudaGetLastError());
     const float* searched = maps_.as<float>();
@@ -289,7 +310,7 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
                             s_.exclusion, s_.patch_radius,
                             {int(s_.flat_at[1]), int(s_.flat_at[2])}, peaks_.as<EnginePeak>(),
                             patches_.as<float>()};
-        batch::find_peaks<<<group_ * maps_per_frame_, batch::kPeakThreads, 0, s>>>(k);
+        batch::find_peaks<<<group_ * maps_per_frame_, threads_for(outs_, batch::kPeakThreads), 0, s>>>(k);
         FLCC_CUDA_TRY(cudaGetLastError());
     }
     return FLCC_SUCCESS;

@@ -16,8 +16,20 @@
 
 namespace flcc::device::batch {
 
-constexpr int kItemThreads = 256;
-constexpr int kPeakThreads = 512;
+constexpr int kItemThreads = 1024;   // the most; launches take fewer for small subregions
+constexpr int kPeakThreads = 512;     // likewise
+
+// i / n for 0 <= i, 0 < n: a float reciprocal and one correction below 2^24 (exact there), the
+// integer division above. Per-element divisions by a run-time extent are otherwise a large
+// share of these small kernels' instructions.
+__device__ inline int quotient(int i, int n, float inv_n)
+{
+    if (i >= (1 << 24)) return i / n;
+    int q = int(float(i) * inv_n);
+    if (q * n > i) --q;
+    else if ((q + 1) * n <= i) ++q;
+    return q;
+}
 
 // One side's subregions as the kernels read them. A launch runs several frames: item
 // g * count + i is subregion i of the launch's frame g.
@@ -55,12 +67,23 @@ struct Pairing {
     }
 };
 
-__device__ inline float load(const SideParams& p, int item, int r, int c)
+// Where subregion `item` starts in the launch's input, and its row stride.
+struct ItemView {
+    int64_t base;
+    int64_t row;
+};
+
+__device__ inline ItemView item_view(const SideParams& p, int item)
 {
     const int g = item / p.count, k = item - g * p.count;
-    const int64_t i = g * p.frame_elems +
-                      (p.origins != nullptr ? int64_t(p.origins[k].x + r) * p.row + p.origins[k].y + c
-                                            : int64_t(k) * p.h * p.w + int64_t(r) * p.w + c);
+    if (p.origins != nullptr)
+        return {g * p.frame_elems + int64_t(p.origins[k].x) * p.row + p.origins[k].y, p.row};
+    return {g * p.frame_elems + int64_t(k) * p.h * p.w, p.w};
+}
+
+__device__ inline float load(const SideParams& p, const ItemView& v, int r, int c)
+{
+    const int64_t i = v.base + r * v.row + c;
     switch (p.type) {
     case FLCC_UINT16: return float(static_cast<const uint16_t*>(p.in)[i]);
     case FLCC_UINT8: return float(static_cast<const uint8_t*>(p.in)[i]);
@@ -81,17 +104,22 @@ __device__ inline double hann_weight(int i, int n)
 __device__ inline detail::Stats write_compact(const SideParams& p, int item, double* scratch)
 {
     const int n = p.h * p.w;
+    const float inv_w = 1.f / float(p.w);
+    const ItemView view = item_view(p, item);
     double mean = 0;
     if (p.zero_mean) {
         double part = 0;
-        for (int i = threadIdx.x; i < n; i += blockDim.x) part += load(p, item, i / p.w, i % p.w);
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            const int r = quotient(i, p.w, inv_w);
+            part += load(p, view, r, i - r * p.w);
+        }
         mean = block_sum(part, scratch) / double(n);
     }
     float* out = p.compact + int64_t(item) * n;
     detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const int r = i / p.w, c = i - r * p.w;
-        float v = load(p, item, r, c);
+        const int r = quotient(i, p.w, inv_w), c = i - r * p.w;
+        float v = load(p, view, r, c);
         if (p.zero_mean) v = float(double(v) - mean);
         if (p.hann) v = float(double(v) * (hann_weight(r, p.h) * hann_weight(c, p.w)));
         out[i] = v;
@@ -124,7 +152,8 @@ struct ImageForm {
 // recomputed directly in double.
 constexpr double kFftError = 4, kTargetError = 1e-6;
 
-// One block per image: its compact values, then its box (LCC: centred and scaled by its mode).
+// One block per image: its compact values, then its box (LCC: centred and scaled by its mode;
+// the box's zeros beyond the image are written once, when it is allocated).
 __global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, ImageForm f)
 {
     __shared__ double scratch[kScratchDoubles];
@@ -139,17 +168,16 @@ __global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, Ima
     }
     const float* src = p.compact + int64_t(item) * p.h * p.w;
     float* box = p.box + int64_t(item) * p.bh * p.bw;
-    const float scale = float(t.scale);
+    const float scale = float(t.scale), inv_w = 1.f / float(p.w);
     double energy = 0;
-    for (int i = threadIdx.x; i < p.bh * p.bw; i += blockDim.x) {
-        const int r = i / p.bw, c = i - r * p.bw;
-        float v = 0.f;
-        if (r < p.h && c < p.w) {
-            v = src[r * p.w + c];
-            if (f.lcc) v = (v - t.c) * scale;
+    for (int i = threadIdx.x; i < p.h * p.w; i += blockDim.x) {
+        const int r = quotient(i, p.w, inv_w), c = i - r * p.w;
+        float v = src[i];
+        if (f.lcc) {
+            v = (v - t.c) * scale;
             energy = fma(double(v), double(v), energy);
         }
-        box[i] = v;
+        box[r * p.bw + c] = v;
     }
     if (f.lcc) {
         energy = block_sum(energy, scratch);
@@ -165,7 +193,7 @@ struct TemplForm {
 };
 
 // One block per template: its compact values, then its box: LCC the taps (zeros for a constant
-// template, whose maps are then 0), else the values.
+// template, whose maps are then 0), else the values (the zeros beyond, as for the images).
 __global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, TemplForm f)
 {
     __shared__ double scratch[kScratchDoubles];
@@ -175,17 +203,14 @@ __global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, 
     TapForm form{};
     if (f.lcc) form = tap_form(src, n, true, scratch);
     float* box = p.box + int64_t(item) * p.bh * p.bw;
+    const float inv_w = 1.f / float(p.w);
     double part = 0;
-    for (int i = threadIdx.x; i < p.bh * p.bw; i += blockDim.x) {
-        const int r = i / p.bw, c = i - r * p.bw;
-        float v = 0.f;
-        if (r < p.h && c < p.w) {
-            const int k = r * p.w + c;
-            v = f.lcc ? tap_value(src, n, k, true, form) : src[k];
-            if (f.lcc) f.taps[int64_t(item) * n + k] = v;
-            part += v;
-        }
-        box[i] = v;
+    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+        const int r = quotient(k, p.w, inv_w), c = k - r * p.w;
+        const float v = f.lcc ? tap_value(src, n, k, true, form) : src[k];
+        if (f.lcc) f.taps[int64_t(item) * n + k] = v;
+        part += v;
+        box[r * p.bw + c] = v;
     }
     const double sum = block_sum(part, scratch);
     if (f.lcc && threadIdx.x == 0) f.tap_sum[item] = sum;
@@ -209,54 +234,47 @@ __global__ void multiply(const cufftComplex* images, const cufftComplex* templs,
     }
 }
 
+// The horizontal window sums of LCC: for each image row and output column, the sums of x and
+// x^2 over the output's window columns [oc - P2, oc - P2 + T2) inside the image (the padding
+// is zero), in double. Tasks of kChunk output columns: a first window of up to T2 terms, then
+// one add and one subtract per step (rounding bound: geometry::tile_kernel_guard).
+constexpr int kChunk = 16;
+
 struct SumsParams {
     const float* box;   // the images' boxes (centred and scaled)
-    int bh, bw, h, w, T1, T2, O1, O2, P1, P2;
-    double* h1;         // images x h x O2: row sums over each output's window columns
+    int items, bh, bw, h, w, T2, O2, P2;
+    double* h1;         // items x h x O2
     double* h2;
-    double2* sums;      // images x O1 x O2: window sums of x and x^2
 };
 
-// One block per image: running sums along the rows over every output's window columns (cut at
-// the image's edges: the padding is zero), then down the columns over its window rows, in
-// double (rounding bound: geometry::tile_kernel_guard with O1 x O2 steps).
-__global__ void __launch_bounds__(kItemThreads) window_sums(SumsParams q)
+__global__ void window_rows(SumsParams q)
 {
-    const int item = blockIdx.x;
-    const float* x = q.box + int64_t(item) * q.bh * q.bw;
-    double* h1 = q.h1 + int64_t(item) * q.h * q.O2;
-    double* h2 = q.h2 + int64_t(item) * q.h * q.O2;
-    for (int r = threadIdx.x; r < q.h; r += blockDim.x) {
-        const float* row = x + int64_t(r) * q.bw;
+    const int chunks = (q.O2 + kChunk - 1) / kChunk;
+    const int64_t tasks = int64_t(q.items) * q.h * chunks;
+    const float inv_chunks = 1.f / float(chunks), inv_h = 1.f / float(q.h);
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < tasks;
+         t += int64_t(gridDim.x) * blockDim.x) {
+        const int row = t < (1 << 24) ? quotient(int(t), chunks, inv_chunks) : int(t / chunks);
+        const int chunk = int(t - int64_t(row) * chunks);
+        const int item = quotient(row, q.h, inv_h), r = row - item * q.h;
+        const float* x = q.box + (int64_t(item) * q.bh + r) * q.bw;
+        const int c0 = chunk * kChunk, c1 = min(c0 + kChunk, q.O2);
         double a1 = 0, a2 = 0;
-        for (int j = max(0, -q.P2); j <= min(q.w - 1, q.T2 - 1 - q.P2); ++j) {
-            const double v = row[j];
+        for (int j = max(0, c0 - q.P2); j <= min(q.w - 1, c0 - q.P2 + q.T2 - 1); ++j) {
+            const double v = x[j];
             a1 += v;
             a2 = fma(v, v, a2);
         }
-        for (int oc = 0; oc < q.O2; ++oc) {
-            h1[int64_t(r) * q.O2 + oc] = a1;
-            h2[int64_t(r) * q.O2 + oc] = a2;
-            const int come = oc + 1 - q.P2 + q.T2 - 1, gone = oc - q.P2;
-            const double a = come >= 0 && come < q.w ? double(row[come]) : 0.0;
-            const double b = gone >= 0 && gone < q.w ? double(row[gone]) : 0.0;
+        double* h1 = q.h1 + int64_t(row) * q.O2;
+        double* h2 = q.h2 + int64_t(row) * q.O2;
+        for (int oc = c0; oc < c1; ++oc) {
+            h1[oc] = a1;
+            h2[oc] = a2;
+            const int come = oc - q.P2 + q.T2, gone = oc - q.P2;
+            const double a = come >= 0 && come < q.w ? double(x[come]) : 0.0;
+            const double b = gone >= 0 && gone < q.w ? double(x[gone]) : 0.0;
             a1 = (a1 + a) - b;
             a2 = fma(-b, b, fma(a, a, a2));
-        }
-    }
-    __syncthreads();
-    double2* sums = q.sums + int64_t(item) * q.O1 * q.O2;
-    for (int oc = threadIdx.x; oc < q.O2; oc += blockDim.x) {
-        double a1 = 0, a2 = 0;
-        for (int j = max(0, -q.P1); j <= min(q.h - 1, q.T1 - 1 - q.P1); ++j) {
-            a1 += h1[int64_t(j) * q.O2 + oc];
-            a2 += h2[int64_t(j) * q.O2 + oc];
-        }
-        for (int orow = 0; orow < q.O1; ++orow) {
-            sums[int64_t(orow) * q.O2 + oc] = make_double2(a1, a2);
-            const int come = orow + 1 - q.P1 + q.T1 - 1, gone = orow - q.P1;
-            if (come >= 0 && come < q.h) a1 += h1[int64_t(come) * q.O2 + oc], a2 += h2[int64_t(come) * q.O2 + oc];
-            if (gone >= 0 && gone < q.h) a1 -= h1[int64_t(gone) * q.O2 + oc], a2 -= h2[int64_t(gone) * q.O2 + oc];
         }
     }
 }
@@ -267,7 +285,8 @@ struct FinalParams {
     Pairing pairing;
     int lcc, correlate;
     double n;
-    const double2* sums;
+    const double* h1;    // the images' horizontal window sums (window_rows)
+    const double* h2;
     const TileMode* modes;
     const double* bounds;
     const float* images;    // the images' compact values (recomputed windows)
@@ -276,56 +295,74 @@ struct FinalParams {
     float* maps;            // pairs x O1 x O2
 };
 
+// Output rows per finalise task: its window sums run down them after a first window of T1.
+constexpr int kFinalRows = 32;
+
 // Per pair and output: the map value from the circular result (a linear one, as the box leaves
-// no wrap inside the region) and, for LCC, the window sums, the guard and the recomputed windows.
+// no wrap inside the region) and, for LCC, the vertical window sums over the window rows
+// [r - P1, r - P1 + T1) inside the image, the guard and the recomputed windows. A task is one
+// output column over kFinalRows rows, neighbouring tasks neighbouring columns.
 __global__ void finalise(FinalParams q)
 {
+    const int chunks = (q.O1 + kFinalRows - 1) / kFinalRows, tasks = chunks * q.O2;
     const int64_t outs = int64_t(q.O1) * q.O2, boxes = int64_t(q.bh) * q.bw;
+    const float inv_o2 = 1.f / float(q.O2);
+    const double inv_n = 1.0 / q.n;
     for (int p = blockIdx.y; p < q.pairing.total(); p += gridDim.y) {
         const float* circ = q.circ + p * boxes;
         float* map = q.maps + p * outs;
         const int image = q.pairing.image_of(p), templ = q.pairing.templ_of(p);
-        for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outs;
-             o += int64_t(gridDim.x) * blockDim.x) {
-            const int r = int(o / q.O2), c = int(o - int64_t(r) * q.O2);
+        const double* h1 = q.h1 + int64_t(image) * q.h * q.O2;
+        const double* h2 = q.h2 + int64_t(image) * q.h * q.O2;
+        for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < tasks; t += gridDim.x * blockDim.x) {
+            const int chunk = quotient(t, q.O2, inv_o2), c = t - chunk * q.O2;
+            const int r0 = chunk * kFinalRows, r1 = min(r0 + kFinalRows, q.O1);
             // Correlation: output (r, c) is the circular lag (r - P, c - P); convolution: the
             // full index (r + T - 1 - P, c + T - 1 - P).
-            int i0, i1;
-            if (q.correlate) {
-                i0 = r - q.P1;
-                i1 = c - q.P2;
-                if (i0 < 0) i0 += q.bh;
-                if (i1 < 0) i1 += q.bw;
-            } else {
-                i0 = r + q.T1 - 1 - q.P1;
-                i1 = c + q.T2 - 1 - q.P2;
-            }
-            const float num = circ[int64_t(i0) * q.bw + i1];
+            int i1 = q.correlate ? c - q.P2 : c + q.T2 - 1 - q.P2;
+            if (i1 < 0) i1 += q.bw;
             if (!q.lcc) {
-                map[o] = num;
+                for (int r = r0; r < r1; ++r) {
+                    int i0 = q.correlate ? r - q.P1 : r + q.T1 - 1 - q.P1;
+                    if (i0 < 0) i0 += q.bh;
+                    map[int64_t(r) * q.O2 + c] = circ[int64_t(i0) * q.bw + i1];
+                }
                 continue;
             }
-            const double2 s = q.sums[int64_t(image) * outs + o];
-            const TileMode t = q.modes[image];
-            bool redo;
-            float v = coefficient(num, s.x, s.y, t, q.n, 1.0 / q.n, redo);
-            redo |= v != 0.f && fabs(double(num)) * kTargetError < q.bounds[image] * fabs(double(v));
-            if (redo) {
-                Window win;
-                win.box[0] = 0;
-                win.box[1] = r - q.P1;
-                win.box[2] = c - q.P2;
-                win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
-                win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
-                win.tap_row = q.T2;
-                win.n = q.n;
-                win.tap_sum = q.tap_sum[templ];
-                v = fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
-                                           q.taps + int64_t(templ) * q.T1 * q.T2),
-                                -1.f),
-                          1.f);
+            const TileMode tm = q.modes[image];
+            const double bound = q.bounds[image];
+            double s1 = 0, s2 = 0;
+            for (int j = max(0, r0 - q.P1); j <= min(q.h - 1, r0 - q.P1 + q.T1 - 1); ++j) {
+                s1 += h1[int64_t(j) * q.O2 + c];
+                s2 += h2[int64_t(j) * q.O2 + c];
             }
-            map[o] = v;
+            for (int r = r0; r < r1; ++r) {
+                int i0 = r - q.P1;
+                if (i0 < 0) i0 += q.bh;
+                const float num = circ[int64_t(i0) * q.bw + i1];
+                bool redo;
+                float v = coefficient(num, s1, s2, tm, q.n, inv_n, redo);
+                redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
+                if (redo) {
+                    Window win;
+                    win.box[0] = 0;
+                    win.box[1] = r - q.P1;
+                    win.box[2] = c - q.P2;
+                    win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
+                    win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
+                    win.tap_row = q.T2;
+                    win.n = q.n;
+                    win.tap_sum = q.tap_sum[templ];
+                    v = fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
+                                               q.taps + int64_t(templ) * q.T1 * q.T2),
+                                    -1.f),
+                              1.f);
+                }
+                map[int64_t(r) * q.O2 + c] = v;
+                const int come = r - q.P1 + q.T1, gone = r - q.P1;
+                if (come >= 0 && come < q.h) s1 += h1[int64_t(come) * q.O2 + c], s2 += h2[int64_t(come) * q.O2 + c];
+                if (gone >= 0 && gone < q.h) s1 -= h1[int64_t(gone) * q.O2 + c], s2 -= h2[int64_t(gone) * q.O2 + c];
+            }
         }
     }
 }
@@ -386,13 +423,15 @@ __device__ inline Candidate block_argmax(Candidate c, Candidate* shared)
 }
 
 // One block per map: greedy non-maximum suppression for k peaks, each with its sidelobe measures
-// and its patch (host/peaks.h's rules; a flat map gives one unrefined peak at flat_at).
+// and its patch (host/peaks.h's rules; a flat map gives one unrefined peak at flat_at). The
+// first search also finds whether the map is flat.
 __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
 {
     __shared__ double scratch[kScratchDoubles];
     __shared__ Candidate shared[32];
     __shared__ int found_r[64], found_c[64];
     const int m = blockIdx.x, outs = q.O1 * q.O2, tid = threadIdx.x;
+    const float inv_o2 = 1.f / float(q.O2);
     const float* map = q.maps + m * q.stride;
     const float* index = q.index_plane ? map + outs : nullptr;
     EnginePeak* out = q.peaks + int64_t(m) * q.k;
@@ -401,42 +440,44 @@ __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
     for (int j = tid; j < q.k; j += blockDim.x)
         out[j] = EnginePeak{NAN, {-1, -1, -1}, NAN, NAN, 0, -1, {0, 0, 0}, {0, 0, 0}};
 
-    detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
-    for (int i = tid; i < outs; i += blockDim.x) {
-        const float v = map[i];
-        if (!isfinite(v)) continue;
-        s.lo = fminf(s.lo, v);
-        s.hi = fmaxf(s.hi, v);
-        ++s.count;
-    }
-    s = detail::block_reduce(s, scratch);
-    __syncthreads();
-    if (!(s.count > 0 && s.lo < s.hi)) {   // flat: every finite value equal, or none
-        if (tid == 0) {
-            EnginePeak& p = out[0];
-            p.value = s.count > 0 ? s.hi : NAN;
-            p.at[0] = 0, p.at[1] = q.flat_at[0], p.at[2] = q.flat_at[1];
-            p.quality = 0.f;
-            p.psr = 0.f;
-            p.flat = 1;
-            p.templ = index != nullptr ? int(index[q.flat_at[0] * q.O2 + q.flat_at[1]]) : -1;
-        }
-        return;
-    }
     for (int j = 0; j < q.k; ++j) {
         Candidate c{-INFINITY, INT_MAX};
+        detail::Stats range{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
         for (int i = tid; i < outs; i += blockDim.x) {
             const float v = map[i];
-            if (!isfinite(v) || !(v > c.v)) continue;   // ascending i: ties keep the first
-            const int r = i / q.O2, col = i - r * q.O2;
+            if (!isfinite(v)) continue;
+            if (j == 0) {
+                range.lo = fminf(range.lo, v);
+                range.hi = fmaxf(range.hi, v);
+                ++range.count;
+            }
+            if (!(v > c.v)) continue;   // ascending i: ties keep the first
             bool near = false;
-            for (int e = 0; e < j; ++e)
-                near |= abs(r - found_r[e]) <= q.exclusion && abs(col - found_c[e]) <= q.exclusion;
+            if (j > 0) {
+                const int r = quotient(i, q.O2, inv_o2), col = i - r * q.O2;
+                for (int e = 0; e < j; ++e)
+                    near |= abs(r - found_r[e]) <= q.exclusion && abs(col - found_c[e]) <= q.exclusion;
+            }
             if (!near) c = {v, i};
+        }
+        if (j == 0) {
+            range = detail::block_reduce(range, scratch);
+            if (!(range.count > 0 && range.lo < range.hi)) {   // flat: every finite value equal, or none
+                if (tid == 0) {
+                    EnginePeak& p = out[0];
+                    p.value = range.count > 0 ? range.hi : NAN;
+                    p.at[0] = 0, p.at[1] = q.flat_at[0], p.at[2] = q.flat_at[1];
+                    p.quality = 0.f;
+                    p.psr = 0.f;
+                    p.flat = 1;
+                    p.templ = index != nullptr ? int(index[q.flat_at[0] * q.O2 + q.flat_at[1]]) : -1;
+                }
+                return;
+            }
         }
         c = block_argmax(c, shared);
         if (c.i == INT_MAX) return;   // fewer candidates than peaks
-        const int pr = c.i / q.O2, pc = c.i - pr * q.O2;
+        const int pr = quotient(c.i, q.O2, inv_o2), pc = c.i - pr * q.O2;
         if (tid == 0) found_r[j] = pr, found_c[j] = pc;
         // The sidelobe: the finite values farther than `exclusion` from this peak.
         detail::Stats lobe{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
@@ -444,7 +485,7 @@ __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
         for (int i = tid; i < outs; i += blockDim.x) {
             const float v = map[i];
             if (!isfinite(v)) continue;
-            const int r = i / q.O2, col = i - r * q.O2;
+            const int r = quotient(i, q.O2, inv_o2), col = i - r * q.O2;
             if (abs(r - pr) <= q.exclusion && abs(col - pc) <= q.exclusion) continue;
             lobe.sum += v;
             sum2 = fma(double(v), double(v), sum2);
