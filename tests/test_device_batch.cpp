@@ -75,6 +75,7 @@ TEST_CASE("the GPU batch engine matches the float64 reference, forced by name", 
         {2, {19, 23, 1}, {5, 4, 1}, FLCC_FULL},   {2, {19, 23, 1}, {5, 4, 1}, FLCC_SAME},
         {2, {19, 23, 1}, {5, 4, 1}, FLCC_VALID},  {2, {32, 32, 1}, {32, 32, 1}, FLCC_FULL},
         {2, {64, 48, 1}, {16, 9, 1}, FLCC_VALID}, {2, {30, 31, 1}, {8, 7, 1}, FLCC_SAME},
+        {2, {12, 400, 1}, {5, 7, 1}, FLCC_SAME},   // wider than the banded finalisation takes
     };
     for (const ref::Shape& s : shapes)
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR, FLCC_XCORR})

@@ -97,6 +97,8 @@ private:
     Event legacy_;   // the caller's work on the legacy default stream (see follow_legacy)
     FrameGraph graphs_[2][2];   // [input buffer][with the frames' own templates]
     double guard_ = 0;
+    bool banded_ = false;   // LCC finalised by finalise_banded (narrow subregions)
+    size_t banded_shared() const { return 2 * size_t(batch::kBand) * size_t(s_.image[2]) * sizeof(double); }
 };
 
 flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out)
@@ -164,7 +166,7 @@ int64_t Engine::frame_bytes_on_device() const
     const int64_t ni = s_.images.count, nt = s_.templ_per_frame ? s_.templates.count : 0, np = s_.pairs;
     int64_t b = ni * (S + box + 2 * half_) * 4 + nt * (T + box + 2 * half_) * 4;
     b += np * (2 * half_ + box + outs_) * 4;
-    if (s_.op == Op::lcorr) b += ni * 16 * s_.image[1] * s_.out[2];
+    if (s_.op == Op::lcorr && s_.image[2] > batch::kBandedWidth) b += ni * 16 * s_.image[1] * s_.out[2];
     if (s_.best) b += ni * 2 * outs_ * 4;
     return b;
 }
@@ -207,13 +209,17 @@ flcc_result Engine::allocate()
     const bool lcc = s_.op == Op::lcorr;
     const size_t ni = size_t(group_) * s_.images.count, np = size_t(group_) * s_.pairs;
     const size_t nt = size_t(templs_.sets) * s_.templates.count;
+    banded_ = lcc && s_.image[2] <= batch::kBandedWidth;
+    if (banded_) FLCC_TRY(raise_shared_limit(batch::finalise_banded, banded_shared()));
     if (lcc) {
         FLCC_TRY(taps_.allocate(nt * size_t(s_.templ[1] * s_.templ[2]) * sizeof(float)));
         FLCC_TRY(tap_sum_.allocate(nt * sizeof(double)));
         FLCC_TRY(modes_.allocate(ni * sizeof(TileMode)));
         FLCC_TRY(bounds_.allocate(ni * sizeof(double)));
-        FLCC_TRY(h1_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
-        FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
+        if (!banded_) {
+            FLCC_TRY(h1_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
+            FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
+        }
     }
     FLCC_TRY(product_.allocate(np * size_t(half_) * sizeof(cufftComplex)));
     FLCC_TRY(circ_.allocate(np * size_t(bh_) * bw_ * sizeof(float)));
@@ -284,20 +290,26 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
     FLCC_CUFFT_TRY(cufftExecC2R(c2r_.h, product_.as<cufftComplex>(), circ_.as<cufftReal>()));
     const int T1 = int(s_.templ[1]), T2 = int(s_.templ[2]), O1 = int(s_.out[1]), O2 = int(s_.out[2]),
               P1 = int(s_.pad[1]), P2 = int(s_.pad[2]), h = int(s_.image[1]), w = int(s_.image[2]);
-    if (lcc) {
-        const batch::SumsParams q{images_.box.as<float>(), items, bh_, bw_, h, w, T2, O2, P2,
-                                  h1_.as<double>(), h2_.as<double>()};
-        const int64_t tasks = int64_t(items) * h * ((O2 + batch::kChunk - 1) / batch::kChunk);
-        batch::window_rows<<<unsigned(std::min<int64_t>((tasks + 127) / 128, 1 << 20)), 128, 0, s>>>(q);
-        FLCC_CUDA_TRY(cudaGetLastError());
-    }
     const batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing,
                                lcc ? 1 : 0, s_.correlate ? 1 : 0, n, h1_.as<double>(), h2_.as<double>(),
                                modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
                                taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
-    const int final_tasks = ((O1 + batch::kFinalRows - 1) / batch::kFinalRows) * O2;
-    batch::finalise<<<dim3(blocks_for(outs_, 256), pair_blocks), 256, 0, s>>>(q);
-    FLCC_CUDA_TRY(cudaGetLastError());
+    if (lcc && banded_) {
+        batch::finalise_banded<<<unsigned(std::min(pairs, 1 << 20)), 256, banded_shared(), s>>>(
+            q, images_.box.as<float>());
+        FLCC_CUDA_TRY(cudaGetLastError());
+    } else {
+        if (lcc) {
+            const batch::SumsParams sq{images_.box.as<float>(), items, bh_, bw_, h, w, T2, O2, P2,
+                                       h1_.as<double>(), h2_.as<double>()};
+            const int64_t tasks = int64_t(items) * h * ((O2 + batch::kChunk - 1) / batch::kChunk);
+            batch::window_rows<<<unsigned(std::min<int64_t>((tasks + 127) / 128, 1 << 20)), 128, 0, s>>>(sq);
+            FLCC_CUDA_TRY(cudaGetLastError());
+        }
+        const int final_tasks = ((O1 + batch::kFinalRows - 1) / batch::kFinalRows) * O2;
+        batch::finalise<<<dim3(blocks_for(final_tasks, 128), pair_blocks), 128, 0, s>>>(q);
+        FLCC_CUDA_TRY(cudaGetLastError());
+    }
     const float* searched = maps_.as<float>();
     if (s_.best) {
         batch::best_of_templates<<<dim3(blocks_for(outs_, 256), unsigned(std::min(items, 65535))), 256, 0, s>>>(
