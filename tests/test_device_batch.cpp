@@ -236,10 +236,13 @@ TEST_CASE("GPU batch peaks and refinements agree with the host runner's", "[devi
                 if (i % size_t(b.peaks) != 0 && (x.h != y.h || x.w != y.w)) continue;
                 REQUIRE(x.h == y.h);
                 REQUIRE(x.w == y.w);
-                CHECK(std::fabs(x.y - y.y) <= 1e-3);
-                CHECK(std::fabs(x.x - y.x) <= 1e-3);
-                CHECK(std::fabs(x.dy - y.dy) <= 1e-3);
-                CHECK(std::fabs(x.dx - y.dx) <= 1e-3);
+                // XCORR's maps agree to their float rounding relative to the peak, which moves a
+                // fit at the map's edge (extrapolated) by up to a few thousandths of a pixel.
+                const double px = op == FLCC_LCORR ? 1e-3 : 5e-3;
+                CHECK(std::fabs(x.y - y.y) <= px);
+                CHECK(std::fabs(x.x - y.x) <= px);
+                CHECK(std::fabs(x.dy - y.dy) <= px);
+                CHECK(std::fabs(x.dx - y.dx) <= px);
                 CHECK(std::fabs(x.quality - y.quality) <= 1e-3 * std::fabs(x.quality));
                 CHECK(std::fabs(x.psr - y.psr) <= 1e-3 * std::max(1.f, std::fabs(x.psr)));
                 CHECK(x.templ == y.templ);

@@ -98,7 +98,9 @@ private:
     FrameGraph graphs_[2][2];   // [input buffer][with the frames' own templates]
     double guard_ = 0;
     bool banded_ = false;   // LCC finalised by finalise_banded (narrow subregions)
-    size_t banded_shared() const { return 2 * size_t(batch::kBand) * size_t(s_.image[2]) * sizeof(double); }
+    size_t banded_shared() const { return 2 * size_t(batch::kBand) * size_t(s_.image[2] + 1) * sizeof(double); }
+    // finalise_banded's block: a thread per image column, whole warps, at least 128.
+    unsigned banded_threads() const { return unsigned(std::max<int64_t>(128, (s_.image[2] + 31) / 32 * 32)); }
 };
 
 flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out)
@@ -185,8 +187,11 @@ flcc_result Engine::allocate()
                                    int(kLaunchBudget / std::max<int64_t>(frame_bytes_on_device(), 1))}));
     // cuFFT's batch counts are ints.
     while (group_ > 1 && int64_t(group_) * std::max(s_.pairs, s_.images.count) * half_ > INT_MAX) --group_;
-    guard_ = geometry::tile_kernel_guard(1.0, double(s_.templ[1]), double(s_.templ[2]), 1,
-                                         int(s_.out[1]), int(s_.out[2]));
+    // The window sums' rounding bound: running sums (window_rows, finalise) or vertical running
+    // sums and row prefix sums (finalise_banded); the larger serves both.
+    guard_ = std::max(geometry::tile_kernel_guard(1.0, double(s_.templ[1]), double(s_.templ[2]), 1,
+                                                  int(s_.out[1]), int(s_.out[2])),
+                      geometry::fourier_tile_guard_2d(s_.templ[1], s_.templ[2], int(s_.out[2]), int(s_.out[1])));
     FLCC_TRY(legacy_.create());
     FLCC_TRY(compute_.create());
     FLCC_TRY(copy_.create());
@@ -295,7 +300,7 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
                                modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
                                taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
     if (lcc && banded_) {
-        batch::finalise_banded<<<unsigned(std::min(pairs, 1 << 20)), 256, banded_shared(), s>>>(
+        batch::finalise_banded<<<unsigned(std::min(pairs, 1 << 20)), banded_threads(), banded_shared(), s>>>(
             q, images_.box.as<float>());
         FLCC_CUDA_TRY(cudaGetLastError());
     } else {

@@ -368,21 +368,25 @@ __global__ void finalise(FinalParams q)
 }
 
 // The LCC finalisation for subregions of up to kBandedWidth columns, one block per pair, with
-// the window sums made in shared memory: per band of kBand output rows, the vertical running
-// sums of x and x^2 over each output row's window rows, per image column (from the box, threads
-// along the columns); then the horizontal running sums over each output's window columns, in
-// tasks of kChunk outputs along a row, and the coefficient as in finalise. Same sums and
-// rounding bound as window_rows + finalise, without their arrays in global memory.
+// the window sums made in shared memory, band by band of kBand output rows:
+// - the vertical running sums of x and x^2 over each output row's window rows, one thread per
+//   image column, carried from band to band;
+// - their prefix sums along each band row (a warp per row), so that an output's horizontal
+//   window sum is one difference;
+// - the coefficient of every output of the band, as in finalise.
+// This is the summation order of the GPU's 2D Fourier tiles with rows and columns swapped; its
+// rounding bound is geometry::fourier_tile_guard_2d's.
 constexpr int kBand = 16;
-constexpr int kBandedWidth = 384;   // 2 x kBand x 384 doubles: 96 KiB of shared memory
+constexpr int kBandedWidth = 384;   // 2 x kBand x 385 doubles: 96 KiB of shared memory
 
 __global__ void finalise_banded(FinalParams q, const float* box)
 {
-    extern __shared__ double band[];   // [2][kBand][w]
+    extern __shared__ double band[];   // [2][kBand][w + 1]: exclusive prefix sums per band row
+    const int row = q.w + 1;
     double* b1 = band;
-    double* b2 = band + kBand * q.w;
-    const int chunks = (q.O2 + kChunk - 1) / kChunk;
-    const float inv_chunks = 1.f / float(chunks);
+    double* b2 = band + kBand * row;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const float inv_o2 = 1.f / float(q.O2);
     const int64_t outs = int64_t(q.O1) * q.O2, boxes = int64_t(q.bh) * q.bw;
     const double inv_n = 1.0 / q.n;
     for (int p = blockIdx.x; p < q.pairing.total(); p += gridDim.x) {
@@ -392,65 +396,82 @@ __global__ void finalise_banded(FinalParams q, const float* box)
         const float* x = box + int64_t(image) * boxes;
         const TileMode tm = q.modes[image];
         const double bound = q.bounds[image];
+        const int c = threadIdx.x;   // this thread's image column (blockDim >= w)
+        double a1 = 0, a2 = 0;
+        if (c < q.w) {
+#pragma unroll 8
+            for (int j = max(0, -q.P1); j <= min(q.h - 1, q.T1 - 1 - q.P1); ++j) {
+                const double v = x[int64_t(j) * q.bw + c];
+                a1 += v;
+                a2 = fma(v, v, a2);
+            }
+        }
         for (int r0 = 0; r0 < q.O1; r0 += kBand) {
             const int rows = min(kBand, q.O1 - r0);
-            for (int c = threadIdx.x; c < q.w; c += blockDim.x) {
-                double a1 = 0, a2 = 0;
-                for (int j = max(0, r0 - q.P1); j <= min(q.h - 1, r0 - q.P1 + q.T1 - 1); ++j) {
-                    const double v = x[int64_t(j) * q.bw + c];
-                    a1 += v;
-                    a2 = fma(v, v, a2);
-                }
-                for (int k = 0; k < rows; ++k) {
-                    b1[k * q.w + c] = a1;
-                    b2[k * q.w + c] = a2;
-                    const int come = r0 + k - q.P1 + q.T1, gone = r0 + k - q.P1;
-                    const double a = come >= 0 && come < q.h ? double(x[int64_t(come) * q.bw + c]) : 0.0;
-                    const double b = gone >= 0 && gone < q.h ? double(x[int64_t(gone) * q.bw + c]) : 0.0;
-                    a1 = (a1 + a) - b;
-                    a2 = fma(-b, b, fma(a, a, a2));
+            if (c < q.w) {
+#pragma unroll
+                for (int k = 0; k < kBand; ++k) {
+                    if (k < rows) {
+                        b1[k * row + c + 1] = a1;
+                        b2[k * row + c + 1] = a2;
+                        const int come = r0 + k - q.P1 + q.T1, gone = r0 + k - q.P1;
+                        const double a = come >= 0 && come < q.h ? double(x[int64_t(come) * q.bw + c]) : 0.0;
+                        const double b = gone >= 0 && gone < q.h ? double(x[int64_t(gone) * q.bw + c]) : 0.0;
+                        a1 = (a1 + a) - b;
+                        a2 = fma(-b, b, fma(a, a, a2));
+                    }
                 }
             }
             __syncthreads();
-            for (int t = threadIdx.x; t < rows * chunks; t += blockDim.x) {
-                const int k = quotient(t, chunks, inv_chunks), chunk = t - k * chunks, r = r0 + k;
-                const int c0 = chunk * kChunk, c1 = min(c0 + kChunk, q.O2);
-                const double* v1 = b1 + k * q.w;
-                const double* v2 = b2 + k * q.w;
-                double s1 = 0, s2 = 0;
-                for (int j = max(0, c0 - q.P2); j <= min(q.w - 1, c0 - q.P2 + q.T2 - 1); ++j) {
-                    s1 += v1[j];
-                    s2 += v2[j];
-                }
-                int i0 = r - q.P1;
-                if (i0 < 0) i0 += q.bh;
-                for (int c = c0; c < c1; ++c) {
-                    int i1 = c - q.P2;
-                    if (i1 < 0) i1 += q.bw;
-                    const float num = circ[int64_t(i0) * q.bw + i1];
-                    bool redo;
-                    float v = coefficient(num, s1, s2, tm, q.n, inv_n, redo);
-                    redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
-                    if (redo) {
-                        Window win;
-                        win.box[0] = 0;
-                        win.box[1] = r - q.P1;
-                        win.box[2] = c - q.P2;
-                        win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
-                        win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
-                        win.tap_row = q.T2;
-                        win.n = q.n;
-                        win.tap_sum = q.tap_sum[templ];
-                        v = fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
-                                                   q.taps + int64_t(templ) * q.T1 * q.T2),
-                                        -1.f),
-                                  1.f);
+            // Inclusive scans along each band row, 32 columns at a time (entry 0 stays 0).
+            for (int k = warp; k < rows; k += warps) {
+                double carry1 = 0, carry2 = 0;
+                for (int j0 = 1; j0 <= q.w; j0 += 32) {
+                    const int j = j0 + lane;
+                    double v1 = j <= q.w ? b1[k * row + j] : 0.0, v2 = j <= q.w ? b2[k * row + j] : 0.0;
+                    for (int d = 1; d < 32; d <<= 1) {
+                        const double u1 = __shfl_up_sync(0xffffffffu, v1, d);
+                        const double u2 = __shfl_up_sync(0xffffffffu, v2, d);
+                        if (lane >= d) v1 += u1, v2 += u2;
                     }
-                    map[int64_t(r) * q.O2 + c] = v;
-                    const int come = c - q.P2 + q.T2, gone = c - q.P2;
-                    if (come >= 0 && come < q.w) s1 += v1[come], s2 += v2[come];
-                    if (gone >= 0 && gone < q.w) s1 -= v1[gone], s2 -= v2[gone];
+                    v1 += carry1;
+                    v2 += carry2;
+                    if (j <= q.w) b1[k * row + j] = v1, b2[k * row + j] = v2;
+                    carry1 = __shfl_sync(0xffffffffu, v1, 31);
+                    carry2 = __shfl_sync(0xffffffffu, v2, 31);
                 }
+                if (lane == 0) b1[k * row] = 0, b2[k * row] = 0;
+            }
+            __syncthreads();
+            for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
+                const int k = quotient(t, q.O2, inv_o2), oc = t - k * q.O2, r = r0 + k;
+                const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
+                const double* v1 = b1 + k * row;
+                const double* v2 = b2 + k * row;
+                const double s1 = v1[hi] - v1[lo], s2 = v2[hi] - v2[lo];
+                int i0 = r - q.P1, i1 = oc - q.P2;
+                if (i0 < 0) i0 += q.bh;
+                if (i1 < 0) i1 += q.bw;
+                const float num = circ[int64_t(i0) * q.bw + i1];
+                bool redo;
+                float v = coefficient(num, s1, s2, tm, q.n, inv_n, redo);
+                redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
+                if (redo) {
+                    Window win;
+                    win.box[0] = 0;
+                    win.box[1] = r - q.P1;
+                    win.box[2] = oc - q.P2;
+                    win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
+                    win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
+                    win.tap_row = q.T2;
+                    win.n = q.n;
+                    win.tap_sum = q.tap_sum[templ];
+                    v = fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
+                                               q.taps + int64_t(templ) * q.T1 * q.T2),
+                                    -1.f),
+                              1.f);
+                }
+                map[int64_t(r) * q.O2 + oc] = v;
             }
             __syncthreads();
         }
