@@ -3,9 +3,9 @@
 // padding), which leaves no circular wrap inside the region: the images' and templates' boxes
 // go through batched R2C transforms (cuFFT plan-many), each pair's product through one batched
 // C2R, and the maps, LCC's normalisation, the best over templates and the peaks are kernels
-// after it. One launch runs `group` frames at once (small problems fill the GPU only together,
-// and each kernel boundary costs the same for one frame as for many), as one CUDA graph per
-// input buffer, replayed. Launches alternate two input buffers, so the upload of the next
+// after it. One launch runs up to `group` frames at once (small problems fill the GPU only
+// together, and each kernel boundary costs the same for one frame as for many), as one CUDA
+// graph per input buffer and frame count, replayed. Launches alternate two input buffers, so the upload of the next
 // frames (a copy stream) overlaps the compute of these, and the host reads the peaks of the
 // previous launch meanwhile.
 #include "device/batch_kernels.cuh"
@@ -17,6 +17,8 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <vector>
 
 namespace flcc::device {
@@ -73,15 +75,24 @@ private:
         int64_t frame_bytes = 0;
         DeviceBuffer origins, compact, box, spectra;
         DeviceBuffer input[2];
-        CufftPlan r2c;
+        CufftPlan r2c;     // one template set (templates without templ_per_frame)
     };
+
+    // What a launch of `count` frames needs of its own: transforms batched for count frames and
+    // the graphs captured with them. A launch runs group_ frames, the last of an exec fewer.
+    struct Shape {
+        int count = 0;
+        CufftPlan images, templs, c2r;
+        FrameGraph graphs[2][2];   // [input buffer][with the frames' own templates]
+    };
+    flcc_result shape(int count, Shape*& out);
 
     int64_t frame_bytes_on_device() const;
     flcc_result allocate();
     flcc_result setup_side(Side& side, const EngineSource& src, const Extent& e, int sets);
-    flcc_result enqueue_templates(cudaStream_t s, const void* input);
-    flcc_result enqueue_launch(cudaStream_t s, int slot, bool templates);
-    flcc_result deliver(int first, int count, Sink& sink, int& bad, int& bad_frame);
+    flcc_result enqueue_templates(cudaStream_t s, const void* input, int sets, cufftHandle plan);
+    flcc_result enqueue_launch(cudaStream_t s, int slot, bool templates, const Shape& shape);
+    flcc_result deliver(int slot, int first, int count, Sink& sink, int& bad, int& bad_frame);
     flcc_result follow_legacy();
 
     BatchEngineSpec s_;
@@ -91,16 +102,15 @@ private:
     DeviceBuffer taps_, tap_sum_, modes_, bounds_, product_, circ_, h1_, h2_, maps_, best_;
     DeviceBuffer peaks_, patches_, bad_;
     PinnedBuffer host_peaks_[2], host_patches_[2], host_bad_[2];
-    CufftPlan c2r_;
+    std::map<int, std::unique_ptr<Shape>> shapes_;
     Stream compute_, copy_;
     Event uploaded_[2], consumed_[2], done_[2];
     Event legacy_;   // the caller's work on the legacy default stream (see follow_legacy)
-    FrameGraph graphs_[2][2];   // [input buffer][with the frames' own templates]
     double guard_ = 0;
     bool banded_ = false;   // LCC finalised by finalise_banded (narrow subregions)
     size_t banded_shared() const { return 2 * size_t(batch::kBand) * size_t(s_.image[2] + 1) * sizeof(double); }
-    // finalise_banded's block: a thread per image column, whole warps, at least 128.
-    unsigned banded_threads() const { return unsigned(std::max<int64_t>(128, (s_.image[2] + 31) / 32 * 32)); }
+    // finalise_banded's block: a thread per image column, whole warps, at least 256.
+    unsigned banded_threads() const { return unsigned(std::max<int64_t>(256, (s_.image[2] + 31) / 32 * 32)); }
 };
 
 flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out)
@@ -154,10 +164,6 @@ flcc_result Engine::setup_side(Side& side, const EngineSource& src, const Extent
     FLCC_CUDA_TRY(cudaMemset(side.box.as<void>(), 0, side.box.bytes()));
     p.compact = side.compact.as<float>();
     p.box = side.box.as<float>();
-    int dims[2] = {bh_, bw_};
-    FLCC_CUFFT_TRY(cufftPlanMany(&side.r2c.h, 2, dims, nullptr, 1, bh_ * bw_, nullptr, 1, int(half_),
-                                 CUFFT_R2C, int(items)));
-    side.r2c.made = true;
     return FLCC_SUCCESS;
 }
 
@@ -202,13 +208,10 @@ flcc_result Engine::allocate()
     }
     FLCC_TRY(setup_side(images_, s_.images, s_.image, group_));
     FLCC_TRY(setup_side(templs_, s_.templates, s_.templ, s_.templ_per_frame ? group_ : 1));
-    // Zeroed, so that the frames past a short last launch hold finite values.
     for (int i = 0; i < 2; ++i) {
         FLCC_TRY(images_.input[i].allocate(size_t(group_ * images_.frame_bytes)));
-        FLCC_CUDA_TRY(cudaMemset(images_.input[i].as<void>(), 0, size_t(group_ * images_.frame_bytes)));
         if (i == 0 || s_.templ_per_frame) {
             FLCC_TRY(templs_.input[i].allocate(size_t(templs_.sets * templs_.frame_bytes)));
-            FLCC_CUDA_TRY(cudaMemset(templs_.input[i].as<void>(), 0, size_t(templs_.sets * templs_.frame_bytes)));
         }
     }
     const bool lcc = s_.op == Op::lcorr;
@@ -239,36 +242,65 @@ flcc_result Engine::allocate()
         FLCC_TRY(host_patches_[i].allocate(npeaks * size_t(side_ * side_) * sizeof(float)));
         FLCC_TRY(host_bad_[i].allocate(2 * sizeof(int)));
     }
-    int dims[2] = {bh_, bw_};
-    FLCC_CUFFT_TRY(cufftPlanMany(&c2r_.h, 2, dims, nullptr, 1, int(half_), nullptr, 1, bh_ * bw_,
-                                 CUFFT_C2R, int(np)));
-    c2r_.made = true;
+    if (!s_.templ_per_frame) {
+        int dims[2] = {bh_, bw_};
+        FLCC_CUFFT_TRY(cufftPlanMany(&templs_.r2c.h, 2, dims, nullptr, 1, bh_ * bw_, nullptr, 1,
+                                     int(half_), CUFFT_R2C, s_.templates.count));
+        templs_.r2c.made = true;
+    }
+    Shape* full = nullptr;
+    return shape(group_, full);
+}
+
+flcc_result Engine::shape(int count, Shape*& out)
+{
+    std::unique_ptr<Shape>& made = shapes_[count];
+    if (made == nullptr) {
+        auto sh = std::make_unique<Shape>();
+        sh->count = count;
+        int dims[2] = {bh_, bw_};
+        const int box = bh_ * bw_, half = int(half_);
+        FLCC_CUFFT_TRY(cufftPlanMany(&sh->images.h, 2, dims, nullptr, 1, box, nullptr, 1, half, CUFFT_R2C,
+                                     count * s_.images.count));
+        sh->images.made = true;
+        if (s_.templ_per_frame) {
+            FLCC_CUFFT_TRY(cufftPlanMany(&sh->templs.h, 2, dims, nullptr, 1, box, nullptr, 1, half,
+                                         CUFFT_R2C, count * s_.templates.count));
+            sh->templs.made = true;
+        }
+        FLCC_CUFFT_TRY(cufftPlanMany(&sh->c2r.h, 2, dims, nullptr, 1, half, nullptr, 1, box, CUFFT_C2R,
+                                     count * s_.pairs));
+        sh->c2r.made = true;
+        made = std::move(sh);
+    }
+    out = made.get();
     return FLCC_SUCCESS;
 }
 
-// The template sets in `input` (device memory) prepared: compact values, taps, spectra. Their
-// non-finite flag is bad_[1].
-flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input)
+// `sets` template sets in `input` (device memory) prepared: compact values, taps, spectra (by
+// `plan`). Their non-finite flag is bad_[1].
+flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input, int sets, cufftHandle plan)
 {
     batch::SideParams p = templs_.params;
     p.in = input;
     p.bad = bad_.as<int>() + 1;
     batch::TemplForm f{s_.op == Op::lcorr ? 1 : 0, taps_.as<float>(), tap_sum_.as<double>()};
-    batch::prepare_templates<<<templs_.sets * templs_.count,
+    batch::prepare_templates<<<sets * templs_.count,
                                threads_for(s_.templ[1] * s_.templ[2], batch::kItemThreads), 0, s>>>(p, f);
     FLCC_CUDA_TRY(cudaGetLastError());
-    FLCC_CUFFT_TRY(cufftSetStream(templs_.r2c.h, s));
-    FLCC_CUFFT_TRY(cufftExecR2C(templs_.r2c.h, templs_.box.as<cufftReal>(),
-                                templs_.spectra.as<cufftComplex>()));
+    FLCC_CUFFT_TRY(cufftSetStream(plan, s));
+    FLCC_CUFFT_TRY(cufftExecR2C(plan, templs_.box.as<cufftReal>(), templs_.spectra.as<cufftComplex>()));
     return FLCC_SUCCESS;
 }
 
-// One launch of group_ frames from input buffer `slot`: (the frames' templates,) the images,
-// the pairs' products and inverse transforms, the maps, their best over templates, their peaks.
-flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
+// One launch of shape.count frames from input buffer `slot`: (the frames' templates,) the
+// images, the pairs' products and inverse transforms, the maps, their best over templates, their
+// peaks.
+flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, const Shape& shape)
 {
+    const int frames = shape.count;
     FLCC_CUDA_TRY(cudaMemsetAsync(bad_.as<int>(), 0x7f, 2 * sizeof(int), s));
-    if (templates) FLCC_TRY(enqueue_templates(s, templs_.input[slot].as<void>()));
+    if (templates) FLCC_TRY(enqueue_templates(s, templs_.input[slot].as<void>(), frames, shape.templs.h));
     const bool lcc = s_.op == Op::lcorr;
     batch::SideParams p = images_.params;
     p.in = images_.input[slot].as<void>();
@@ -278,21 +310,21 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
     const double n = double(s_.templ[1] * s_.templ[2]);
     batch::ImageForm form{lcc ? 1 : 0, valid ? 0 : 1, n, guard_, std::log2(double(bh_) * bw_),
                           modes_.as<TileMode>(), bounds_.as<double>()};
-    const int items = group_ * images_.count, pairs = group_ * s_.pairs;
+    const int items = frames * images_.count, pairs = frames * s_.pairs;
     batch::prepare_images<<<items, threads_for(s_.image[1] * s_.image[2], batch::kItemThreads), 0, s>>>(p, form);
     FLCC_CUDA_TRY(cudaGetLastError());
-    FLCC_CUFFT_TRY(cufftSetStream(images_.r2c.h, s));
-    FLCC_CUFFT_TRY(cufftExecR2C(images_.r2c.h, images_.box.as<cufftReal>(), images_.spectra.as<cufftComplex>()));
+    FLCC_CUFFT_TRY(cufftSetStream(shape.images.h, s));
+    FLCC_CUFFT_TRY(cufftExecR2C(shape.images.h, images_.box.as<cufftReal>(), images_.spectra.as<cufftComplex>()));
     const batch::Pairing pairing{s_.pairs,  s_.images.count, s_.templates.count, s_.all_pairs ? 1 : 0,
-                                 group_, templates ? 1 : 0};
+                                 frames, templates ? 1 : 0};
     const unsigned pair_blocks = unsigned(std::min(pairs, 65535));
     batch::multiply<<<dim3(blocks_for(half_, 256), pair_blocks), 256, 0, s>>>(
         images_.spectra.as<cufftComplex>(), templs_.spectra.as<cufftComplex>(),
         product_.as<cufftComplex>(), half_, pairing, s_.correlate ? 1 : 0,
         float(1.0 / (double(bh_) * bw_)));
     FLCC_CUDA_TRY(cudaGetLastError());
-    FLCC_CUFFT_TRY(cufftSetStream(c2r_.h, s));
-    FLCC_CUFFT_TRY(cufftExecC2R(c2r_.h, product_.as<cufftComplex>(), circ_.as<cufftReal>()));
+    FLCC_CUFFT_TRY(cufftSetStream(shape.c2r.h, s));
+    FLCC_CUFFT_TRY(cufftExecC2R(shape.c2r.h, product_.as<cufftComplex>(), circ_.as<cufftReal>()));
     const int T1 = int(s_.templ[1]), T2 = int(s_.templ[2]), O1 = int(s_.out[1]), O2 = int(s_.out[2]),
               P1 = int(s_.pad[1]), P2 = int(s_.pad[2]), h = int(s_.image[1]), w = int(s_.image[2]);
     const batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing,
@@ -327,7 +359,7 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates)
                             s_.exclusion, s_.patch_radius,
                             {int(s_.flat_at[1]), int(s_.flat_at[2])}, peaks_.as<EnginePeak>(),
                             patches_.as<float>()};
-        batch::find_peaks<<<group_ * maps_per_frame_, threads_for(outs_, batch::kPeakThreads), 0, s>>>(k);
+        batch::find_peaks<<<frames * maps_per_frame_, threads_for(outs_, batch::kPeakThreads), 0, s>>>(k);
         FLCC_CUDA_TRY(cudaGetLastError());
     }
     return FLCC_SUCCESS;
@@ -353,7 +385,7 @@ flcc_result Engine::prepare_templates(const void* set, int& bad)
     FLCC_CUDA_TRY(cudaMemcpyAsync(templs_.input[0].as<void>(), set, size_t(templs_.frame_bytes),
                                   cudaMemcpyDefault, s));
     FLCC_CUDA_TRY(cudaMemsetAsync(bad_.as<int>(), 0x7f, 2 * sizeof(int), s));
-    FLCC_TRY(enqueue_templates(s, templs_.input[0].as<void>()));
+    FLCC_TRY(enqueue_templates(s, templs_.input[0].as<void>(), 1, templs_.r2c.h));
     FLCC_CUDA_TRY(cudaMemcpyAsync(host_bad_[0].as<int>(), bad_.as<int>(), 2 * sizeof(int),
                                   cudaMemcpyDeviceToHost, s));
     FLCC_CUDA_TRY(cudaStreamSynchronize(s));
@@ -365,12 +397,12 @@ flcc_result Engine::prepare_templates(const void* set, int& bad)
     return FLCC_SUCCESS;
 }
 
-// Waits for the launch of `count` frames from frame `first` and hands their peaks to the sink.
-// A non-finite subregion of one of those frames (the flags hold the lowest item index; items of
-// frames past `count` held stale or zero input) fails the exec.
-flcc_result Engine::deliver(int first, int count, Sink& sink, int& bad, int& bad_frame)
+// Waits for the launch of `count` frames from frame `first` (from input buffer `slot`) and hands
+// their peaks to the sink.
+// A non-finite subregion of one of those frames (the flags hold the lowest item index) fails
+// the exec.
+flcc_result Engine::deliver(int slot, int first, int count, Sink& sink, int& bad, int& bad_frame)
 {
-    const int slot = (first / group_) & 1;
     FLCC_CUDA_TRY(cudaEventSynchronize(done_[slot].get()));
     const int* flags = host_bad_[slot].as<int>();
     if (flags[0] != kNoneBad && flags[0] < count * images_.count) {
@@ -403,6 +435,8 @@ flcc_result Engine::run(const void* images, const void* templs, float* maps, int
     flcc_result failed = FLCC_SUCCESS;
     for (int l = 0; l < launches && failed == FLCC_SUCCESS; ++l) {
         const int slot = l & 1, first = l * group_, count = std::min(group_, frames - first);
+        Shape* sh = nullptr;
+        FLCC_TRY(shape(count, sh));
         // The upload waits until the launch before last has read the same buffer.
         FLCC_CUDA_TRY(cudaStreamWaitEvent(up, consumed_[slot].get(), 0));
         FLCC_CUDA_TRY(cudaMemcpyAsync(images_.input[slot].as<void>(),
@@ -414,8 +448,8 @@ flcc_result Engine::run(const void* images, const void* templs, float* maps, int
                                           size_t(count * templs_.frame_bytes), cudaMemcpyDefault, up));
         FLCC_CUDA_TRY(cudaEventRecord(uploaded_[slot].get(), up));
         FLCC_CUDA_TRY(cudaStreamWaitEvent(cs, uploaded_[slot].get(), 0));
-        FLCC_TRY(graphs_[slot][per_frame].launch(
-            cs, [&](cudaStream_t s) { return enqueue_launch(s, slot, per_frame); }));
+        FLCC_TRY(sh->graphs[slot][per_frame].launch(
+            cs, [&](cudaStream_t s) { return enqueue_launch(s, slot, per_frame, *sh); }));
         FLCC_CUDA_TRY(cudaEventRecord(consumed_[slot].get(), cs));
         FLCC_CUDA_TRY(cudaMemcpyAsync(host_bad_[slot].as<void>(), bad_.as<void>(), 2 * sizeof(int),
                                       cudaMemcpyDeviceToHost, cs));
@@ -444,11 +478,11 @@ flcc_result Engine::run(const void* images, const void* templs, float* maps, int
             }
         }
         FLCC_CUDA_TRY(cudaEventRecord(done_[slot].get(), cs));
-        if (l > 0) failed = deliver(first - group_, group_, sink, bad, bad_frame);
+        if (l > 0) failed = deliver(slot ^ 1, first - group_, group_, sink, bad, bad_frame);
     }
     if (failed == FLCC_SUCCESS) {
         const int first = (launches - 1) * group_;
-        failed = deliver(first, frames - first, sink, bad, bad_frame);
+        failed = deliver((launches - 1) & 1, first, frames - first, sink, bad, bad_frame);
     }
     // Nothing stays queued after a failure: the next exec starts clean.
     const cudaError_t e = cudaStreamSynchronize(cs);
