@@ -236,6 +236,8 @@ flcc_result Engine::allocate()
     const size_t npeaks = size_t(group_) * size_t(peaks_per_frame_);
     FLCC_TRY(peaks_.allocate(npeaks * sizeof(EnginePeak)));
     FLCC_TRY(patches_.allocate(npeaks * size_t(side_ * side_) * sizeof(float)));
+    // Whole patches are copied back; a flat map's, or one cut at the map's edge, fills less.
+    FLCC_CUDA_TRY(cudaMemset(patches_.as<void>(), 0, patches_.bytes()));
     FLCC_TRY(bad_.allocate(2 * sizeof(int)));
     for (int i = 0; i < 2; ++i) {
         FLCC_TRY(host_peaks_[i].allocate(npeaks * sizeof(EnginePeak)));
