@@ -109,8 +109,7 @@ private:
     double guard_ = 0;
     bool banded_ = false;   // LCC finalised by finalise_banded (narrow subregions)
     size_t banded_shared() const { return 2 * size_t(batch::kBand) * size_t(s_.image[2] + 1) * sizeof(double); }
-    // finalise_banded's block: a thread per image column, whole warps, at least 256.
-    unsigned banded_threads() const { return unsigned(std::max<int64_t>(256, (s_.image[2] + 31) / 32 * 32)); }
+
 };
 
 flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out)
@@ -320,10 +319,17 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
     const batch::Pairing pairing{s_.pairs,  s_.images.count, s_.templates.count, s_.all_pairs ? 1 : 0,
                                  frames, templates ? 1 : 0};
     const unsigned pair_blocks = unsigned(std::min(pairs, 65535));
-    batch::multiply<<<dim3(blocks_for(half_, 256), pair_blocks), 256, 0, s>>>(
-        images_.spectra.as<cufftComplex>(), templs_.spectra.as<cufftComplex>(),
-        product_.as<cufftComplex>(), half_, pairing, s_.correlate ? 1 : 0,
-        float(1.0 / (double(bh_) * bw_)));
+    // Spectra start 8-byte aligned; float4 needs even lengths (16-byte aligned starts).
+    if (half_ % 2 == 0)
+        batch::multiply<2><<<dim3(blocks_for(half_ / 2, 256), pair_blocks), 256, 0, s>>>(
+            images_.spectra.as<cufftComplex>(), templs_.spectra.as<cufftComplex>(),
+            product_.as<cufftComplex>(), half_, pairing, s_.correlate ? 1 : 0,
+            float(1.0 / (double(bh_) * bw_)));
+    else
+        batch::multiply<1><<<dim3(blocks_for(half_, 256), pair_blocks), 256, 0, s>>>(
+            images_.spectra.as<cufftComplex>(), templs_.spectra.as<cufftComplex>(),
+            product_.as<cufftComplex>(), half_, pairing, s_.correlate ? 1 : 0,
+            float(1.0 / (double(bh_) * bw_)));
     FLCC_CUDA_TRY(cudaGetLastError());
     FLCC_CUFFT_TRY(cufftSetStream(shape.c2r.h, s));
     FLCC_CUFFT_TRY(cufftExecC2R(shape.c2r.h, product_.as<cufftComplex>(), circ_.as<cufftReal>()));
@@ -334,7 +340,7 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
                                modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
                                taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
     if (lcc && banded_) {
-        batch::finalise_banded<<<unsigned(std::min(pairs, 1 << 20)), banded_threads(), banded_shared(), s>>>(
+        batch::finalise_banded<<<unsigned(std::min(pairs, 1 << 20)), batch::kBandedThreads, banded_shared(), s>>>(
             q, images_.box.as<float>());
         FLCC_CUDA_TRY(cudaGetLastError());
     } else {

@@ -13,6 +13,7 @@
 #include <cfloat>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 namespace flcc::device::batch {
 
@@ -217,19 +218,30 @@ __global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, 
 }
 
 // Per pair: the image's spectrum times the template's (conjugated to correlate), scaled by
-// 1 / box so that the inverse transform gives the sums themselves.
+// 1 / box so that the inverse transform gives the sums themselves. V complex values per thread
+// (2: as float4, when a spectrum's length is even).
+template <int V>
 __global__ void multiply(const cufftComplex* images, const cufftComplex* templs, cufftComplex* out,
                          int64_t half, Pairing pairing, int correlate, float scale)
 {
+    using Vec = std::conditional_t<V == 2, float4, float2>;
+    const int64_t n = half / V;
+    const float sign = correlate ? -1.f : 1.f;
     for (int p = blockIdx.y; p < pairing.total(); p += gridDim.y) {
-        const cufftComplex* a = images + int64_t(pairing.image_of(p)) * half;
-        const cufftComplex* b = templs + int64_t(pairing.templ_of(p)) * half;
-        cufftComplex* o = out + int64_t(p) * half;
-        for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < half;
+        const Vec* a = reinterpret_cast<const Vec*>(images + int64_t(pairing.image_of(p)) * half);
+        const Vec* b = reinterpret_cast<const Vec*>(templs + int64_t(pairing.templ_of(p)) * half);
+        Vec* o = reinterpret_cast<Vec*>(out + int64_t(p) * half);
+        for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n;
              e += int64_t(gridDim.x) * blockDim.x) {
-            const cufftComplex x = a[e], y = b[e];
-            const float yi = correlate ? -y.y : y.y;
-            o[e] = make_cuFloatComplex((x.x * y.x - x.y * yi) * scale, (x.x * yi + x.y * y.x) * scale);
+            const Vec x = a[e], y = b[e];
+            Vec r;
+            r.x = (x.x * y.x - x.y * (sign * y.y)) * scale;
+            r.y = (x.x * (sign * y.y) + x.y * y.x) * scale;
+            if constexpr (V == 2) {
+                r.z = (x.z * y.z - x.w * (sign * y.w)) * scale;
+                r.w = (x.z * (sign * y.w) + x.w * y.z) * scale;
+            }
+            o[e] = r;
         }
     }
 }
@@ -377,9 +389,12 @@ __global__ void finalise(FinalParams q)
 // This is the summation order of the GPU's 2D Fourier tiles with rows and columns swapped; its
 // rounding bound is geometry::fourier_tile_guard_2d's.
 constexpr int kBand = 16;
-constexpr int kBandedWidth = 384;   // 2 x kBand x 385 doubles: 96 KiB of shared memory
+constexpr int kBandedWidth = 256;    // a thread per column; 2 x kBand x 257 doubles: 64 KiB
+constexpr int kBandedThreads = 256;
 
-__global__ void finalise_banded(FinalParams q, const float* box)
+// At most 64 registers: 4 blocks per multiprocessor (latency is hidden by more warps, not by
+// more registers per thread).
+__global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(FinalParams q, const float* box)
 {
     extern __shared__ double band[];   // [2][kBand][w + 1]: exclusive prefix sums per band row
     const int row = q.w + 1;
@@ -396,7 +411,7 @@ __global__ void finalise_banded(FinalParams q, const float* box)
         const float* x = box + int64_t(image) * boxes;
         const TileMode tm = q.modes[image];
         const double bound = q.bounds[image];
-        const int c = threadIdx.x;   // this thread's image column (blockDim >= w)
+        const int c = threadIdx.x;   // this thread's image column (kBandedThreads >= w)
         double a1 = 0, a2 = 0;
         if (c < q.w) {
 #pragma unroll 8
@@ -409,7 +424,7 @@ __global__ void finalise_banded(FinalParams q, const float* box)
         for (int r0 = 0; r0 < q.O1; r0 += kBand) {
             const int rows = min(kBand, q.O1 - r0);
             if (c < q.w) {
-#pragma unroll
+#pragma unroll 4
                 for (int k = 0; k < kBand; ++k) {
                     if (k < rows) {
                         b1[k * row + c + 1] = a1;
@@ -443,20 +458,37 @@ __global__ void finalise_banded(FinalParams q, const float* box)
                 if (lane == 0) b1[k * row] = 0, b2[k * row] = 0;
             }
             __syncthreads();
-            for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
-                const int k = quotient(t, q.O2, inv_o2), oc = t - k * q.O2, r = r0 + k;
+            // The coefficients; windows to recompute are left to a second sweep, run only when
+            // the band has any (rare): the call stays out of this loop, and so do its registers.
+            const auto coefficient_at = [&](int t, int& r, int& oc, bool& redo) {
+                const int k = quotient(t, q.O2, inv_o2);
+                oc = t - k * q.O2;
+                r = r0 + k;
                 const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
                 const double* v1 = b1 + k * row;
                 const double* v2 = b2 + k * row;
-                const double s1 = v1[hi] - v1[lo], s2 = v2[hi] - v2[lo];
                 int i0 = r - q.P1, i1 = oc - q.P2;
                 if (i0 < 0) i0 += q.bh;
                 if (i1 < 0) i1 += q.bw;
                 const float num = circ[int64_t(i0) * q.bw + i1];
-                bool redo;
-                float v = coefficient(num, s1, s2, tm, q.n, inv_n, redo);
+                const float v = coefficient(num, v1[hi] - v1[lo], v2[hi] - v2[lo], tm, q.n, inv_n, redo);
                 redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
-                if (redo) {
+                return v;
+            };
+            int any = 0;
+            for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
+                int r, oc;
+                bool redo;
+                const float v = coefficient_at(t, r, oc, redo);
+                map[int64_t(r) * q.O2 + oc] = v;
+                any |= redo;
+            }
+            if (__syncthreads_or(any)) {
+                for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
+                    int r, oc;
+                    bool redo;
+                    coefficient_at(t, r, oc, redo);
+                    if (!redo) continue;
                     Window win;
                     win.box[0] = 0;
                     win.box[1] = r - q.P1;
@@ -466,12 +498,12 @@ __global__ void finalise_banded(FinalParams q, const float* box)
                     win.tap_row = q.T2;
                     win.n = q.n;
                     win.tap_sum = q.tap_sum[templ];
-                    v = fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
+                    map[int64_t(r) * q.O2 + oc] =
+                        fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
                                                q.taps + int64_t(templ) * q.T1 * q.T2),
                                     -1.f),
                               1.f);
                 }
-                map[int64_t(r) * q.O2 + oc] = v;
             }
             __syncthreads();
         }
