@@ -309,8 +309,8 @@ def test_bad_arguments_raise_clear_errors():
     with pytest.raises(flcc.Error) as e:
         flcc.BatchPlan("lcorr", (8, 8), (12, 12), region="valid")
     assert e.value.name == "INVALID_SIZE" and "larger" in e.value.detail
-    with pytest.raises(flcc.Error) as e:
-        make(platform="device")
+    with pytest.raises(flcc.Error) as e:   # the upsampled refinement runs on the host only
+        make(platform="device", refine="upsampled")
     assert e.value.name == "METHOD_NOT_APPLICABLE" and e.value.detail
     with pytest.raises(flcc.Error) as e:
         make(method="no.such.solver")
@@ -353,3 +353,30 @@ def test_threads_share_one_plan():
         parallel = list(pool.map(lambda k: plan(ims[k], tps), range(8)))
     for a, b in zip(serial, parallel):
         np.testing.assert_array_equal(a, b)
+
+
+def test_batch_plans_on_the_gpu_match_the_host():
+    """platform="device": the GPU engine's maps and peaks against the host's on the same frames;
+    without a GPU, FLCC_NO_DEVICE."""
+    from support import gpu_usable
+    if not gpu_usable():
+        with pytest.raises(flcc.Error) as e:
+            flcc.BatchPlan("lcorr", (32, 32), (8, 8), images=2, templates=2, platform="device")
+        assert e.value.name in ("NO_DEVICE", "METHOD_NOT_APPLICABLE")
+        pytest.skip("no usable GPU: the GPU batch engine is not run")
+    rng = np.random.default_rng(5)
+    frame = rng.integers(0, 4000, (2, 96, 96)).astype(np.uint16)
+    origins = [[0, 0], [10, 20], [40, 33], [64, 64]]
+    kw = dict(image_origins=origins, image_frame=(96, 96), template_origins=origins,
+              template_frame=(96, 96), image_dtype="uint16", template_dtype="uint16",
+              zero_mean=True, peaks=2, refine="quadratic", keep_maps=True, region="full")
+    host = flcc.BatchPlan("lcorr", (32, 32), (32, 32), platform="host", **kw)
+    gpu = flcc.BatchPlan("lcorr", (32, 32), (32, 32), platform="device", **kw)
+    assert gpu.method == "device.batch.fourier"
+    hp, hm = host(frame[1], frame[0])
+    gp, gm = gpu(frame[1], frame[0])
+    np.testing.assert_allclose(gm, hm, atol=1e-5)
+    first = (slice(None), 0)
+    assert (gp["h"][first] == hp["h"][first]).all() and (gp["w"][first] == hp["w"][first]).all()
+    np.testing.assert_allclose(gp["dy"][first], hp["dy"][first], atol=1e-3)
+    np.testing.assert_allclose(gp["dx"][first], hp["dx"][first], atol=1e-3)

@@ -14,7 +14,8 @@
 #   pipeline_fps  the rate flcc-register reports for its pipeline alone (after planning)
 #   rms       RMS offset error against the truth, pixels (not for decode-only)
 # The Python baseline needs numpy, opencv-python-headless and tifffile: PYTHON names the
-# interpreter (default: python3).
+# interpreter (default: python3; "none" leaves the baseline out). REGISTER_ARGS adds options to
+# the flcc-register runs (on a GPU machine: REGISTER_ARGS="--platform device").
 set -euo pipefail
 build=$1
 data=$2
@@ -23,6 +24,7 @@ frames=${4:-1000}
 tools=$build/tools/register
 here=$(cd "$(dirname "$0")" && pwd)
 python=${PYTHON:-python3}
+read -r -a extra <<< "${REGISTER_ARGS:-}"
 grid=(--roi-size 128 --roi-step 128 --roi-margin 2)
 
 if [ ! -f "$data/truth.csv" ]; then
@@ -51,10 +53,11 @@ for round in $(seq 1 "$rounds"); do
 
     t0=$(now)
     "$tools/flcc-register" ebsd "$data/reference.tif" "@$data/frames.txt" "${grid[@]}" --template-size 96 \
-        --refine quadratic -o "$data/flcc.csv" 2> "$data/flcc.err"
+        --refine quadratic "${extra[@]}" -o "$data/flcc.csv" 2> "$data/flcc.err"
     t1=$(now)
     json flcc-register "$round" "$(elapsed "$t0" "$t1")" "$(pipeline_rate "$data/flcc.err")" "$(rms_of "$data/flcc.csv")"
 
+    [ "$python" = none ] && continue
     t0=$(now)
     "$python" "$here/python_baseline.py" "$data/reference.tif" "$data/frames.txt" "${grid[@]}" --template-size 96 \
         -o "$data/python.csv"
