@@ -371,9 +371,12 @@ FLCC_API void flcc_batch_init(flcc_batch *batch);
  * description. `opts` as for flcc_plan_create (NULL: defaults); options.type is ignored, the
  * pairs of a frame are always many. The planner picks the per-pair solver (options.method may
  * force one by name, any host solver of the pair problem) and runs pairs in parallel over
- * options.threads. This version runs batch plans on the host: options.platform DEVICE gives
- * FLCC_METHOD_NOT_APPLICABLE. flcc_plan_output_size gives one map's extent; flcc_plan_method
- * the per-pair solver; flcc_destroy frees the plan. The other exec functions refuse a batch
+ * options.threads, on the host for platform HOST and ANY. Platform DEVICE (or options.method
+ * "device.batch.fourier") runs the 2D pairs on the GPU: batched cuFFT linear correlations and
+ * the peaks found there (the fits made from the map values around each peak, as on the host);
+ * band-pass, UPSAMPLED and 3D then give FLCC_METHOD_NOT_APPLICABLE, no usable GPU
+ * FLCC_NO_DEVICE. flcc_plan_output_size gives one map's extent; flcc_plan_method the per-pair
+ * solver (or "device.batch.fourier"); flcc_destroy frees the plan. The other exec functions refuse a batch
  * plan (FLCC_OPERATION_MISMATCH), and flcc_batch_exec refuses other plans.
  */
 FLCC_API flcc_result flcc_batch_plan_create(flcc_plan *plan, flcc_op op, int dim, flcc_size image,
@@ -389,9 +392,11 @@ FLCC_API flcc_result flcc_batch_plan_create(flcc_plan *plan, flcc_op op, int dim
  * unless keep_maps; then [frame][pair][map] (best_over_templates: [frame][image][2][map], the
  * best value then the template index as a float). peaks: [frame][pair][peaks]
  * (best_over_templates: [frame][image][peaks]); may be NULL when batch.peaks is 0. Host or
- * device pointers: device data is staged through host memory with copies on the legacy default
- * stream (cudaMemcpy), which wait for the blocking streams' work but not for non-blocking
- * streams' (finish such work before the call, e.g. with cudaStreamSynchronize).
+ * device pointers. Host plans stage device data through host memory with copies on the legacy
+ * default stream (cudaMemcpy); GPU plans read and write it in place, their work ordered after
+ * the caller's on the legacy default stream. Either way, work on the caller's non-blocking
+ * streams is not waited for (finish it before the call, e.g. with cudaStreamSynchronize).
+ * Page-locked host frames (flcc_malloc) let a GPU plan upload the next frames while it computes.
  */
 FLCC_API flcc_result flcc_batch_exec(flcc_plan plan, const void *images, const void *templs,
                                      float *maps, flcc_peak *peaks, int frames);
