@@ -15,18 +15,6 @@ namespace flcc::batch {
 
 namespace {
 
-host::Refine refine_of(flcc_refine r)
-{
-    switch (r) {
-    case FLCC_REFINE_NONE: return host::Refine::none;
-    case FLCC_REFINE_GAUSSIAN: return host::Refine::gaussian;
-    case FLCC_REFINE_QUADRATIC: return host::Refine::quadratic;
-    case FLCC_REFINE_UPSAMPLED: return host::Refine::upsampled;
-    case FLCC_REFINE_PARABOLIC: break;
-    }
-    return host::Refine::parabolic;
-}
-
 // The first failure of a parallel loop's tasks (FLCC_SUCCESS while there is none).
 class FirstError {
 public:

@@ -1,6 +1,6 @@
-// A map's peak as the batch API returns it (flcc_peak): positions in the plan's output region,
-// the displacement (refined full-region position - (T - 1), i.e. output position - pad) and the
-// quality measures; one rule for every runner.
+// The batch API's peaks and host/peaks.h's, one rule for every runner: the refinement asked for,
+// and a map's peak as flcc_peak (positions in the plan's output region, the displacement =
+// refined full-region position - (T - 1), i.e. output position - pad, and the quality measures).
 #pragma once
 
 #include "flcc.h"
@@ -10,6 +10,18 @@
 #include <limits>
 
 namespace flcc::batch {
+
+inline host::Refine refine_of(flcc_refine r)
+{
+    switch (r) {
+    case FLCC_REFINE_NONE: return host::Refine::none;
+    case FLCC_REFINE_GAUSSIAN: return host::Refine::gaussian;
+    case FLCC_REFINE_QUADRATIC: return host::Refine::quadratic;
+    case FLCC_REFINE_UPSAMPLED: return host::Refine::upsampled;
+    case FLCC_REFINE_PARABOLIC: break;
+    }
+    return host::Refine::parabolic;
+}
 
 inline void write_peak(const host::MapPeak& m, const Problem& p, int templ, flcc_peak& o)
 {
