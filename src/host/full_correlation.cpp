@@ -33,7 +33,6 @@ FullCorrelation::Scratch::Scratch(const FullCorrelation& f)
 }
 
 FullCorrelation::FullCorrelation(const Extent& image, const Extent& taps, int threads)
-    : image_(image), taps_(taps)
 {
     for (int a = 0; a < 3; ++a) {
         const int64_t full = image[a] + taps[a] - 1;

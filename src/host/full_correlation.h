@@ -48,7 +48,7 @@ public:
     bool take_fft_failure() const { return fft_guard_.take_failure(); }
 
 private:
-    Extent image_, taps_, box_;
+    Extent box_;
     int64_t complex_elems_ = 0;
     mutable FftGuard fft_guard_;   // before fft_: outlives the plans
     std::unique_ptr<RealFft> fft_;
