@@ -82,6 +82,7 @@ std::vector<ref::Shape> shapes_for(const std::string& name)
             add({37, 41, 1}, {6, 2, 1});
             add({64, 70, 1}, {11, 13, 1});
             add({5, 5, 1}, {7, 9, 1});              // template larger than image
+            add({2, 3, 1}, {15, 24, 1});            // template far larger than the image
             add({97, 101, 1}, {1, 1, 1});
             add({53, 59, 1}, {17, 23, 1});          // primes
         }

@@ -1,4 +1,5 @@
-// The host Fourier solvers (src/host/fourier_solver.cpp) beyond the generic solver suite:
+// The host Fourier solvers (src/host/fourier_solver.cpp, linear_fourier_solver.cpp) beyond the
+// generic solver suite:
 // different FFT boxes of one problem agree (tiled = untiled), fast-size padding changes nothing,
 // larger problems match the float64 reference, the accuracy measures hold on their worst cases
 // (gradients and steps over big boxes, flat regions by the padding), streams equal
@@ -69,9 +70,10 @@ TEST_CASE("Fourier: different FFT boxes of one problem agree", "[fourier]")
 {
     std::mt19937 rng(11);
     const std::vector<std::string> m2 = {"host.fourier2.t64", "host.fourier2.t128",
-                                         "host.fourier2.t256", "host.fourier2.whole"};
+                                         "host.fourier2.t256", "host.fourier2.whole",
+                                         "host.fourier2.linear"};
     const std::vector<std::string> m3 = {"host.fourier3.t16", "host.fourier3.t32",
-                                         "host.fourier3.whole"};
+                                         "host.fourier3.whole", "host.fourier3.linear"};
     for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID})
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
             const ref::Shape s2{2, {300, 350, 1}, {17, 23, 1}, reg};
@@ -106,8 +108,9 @@ TEST_CASE("Fourier: fast-size padding leaves results unchanged", "[fourier]")
                 Data::uniform, rng);
             const ref::Shape s3 = reg == FLCC_FULL ? ref::Shape{3, {27, 25, 29}, {5, 7, 3}, reg}
                                                    : ref::Shape{3, {31, 29, 23}, {5, 7, 3}, reg};
-            check_against_reference({"host.fourier3.t16", "host.fourier3.whole"}, op, s3,
-                                    Data::uniform, rng);
+            check_against_reference(
+                {"host.fourier3.t16", "host.fourier3.whole", "host.fourier3.linear"}, op, s3,
+                Data::uniform, rng);
         }
 }
 
@@ -137,15 +140,16 @@ TEST_CASE("Fourier: gradients and steps over big boxes stay accurate", "[fourier
     // box across it to its energy. The boxes' additive background removes both.
     std::mt19937 rng(14);
     const ref::Shape s{2, {1000, 1000, 1}, {5, 3, 1}, FLCC_VALID};
-    check_against_reference({"host.fourier2.t1024", "host.fourier2.whole"}, FLCC_LCORR, s,
-                            Data::ramp, rng);
+    check_against_reference({"host.fourier2.t1024", "host.fourier2.whole", "host.fourier2.linear"},
+                            FLCC_LCORR, s, Data::ramp, rng);
     const ref::Shape p{2, {600, 640, 1}, {24, 24, 1}, FLCC_SAME};
-    check_against_reference({"host.fourier2.t256", "host.fourier2.whole"}, FLCC_LCORR, p,
-                            Data::plateaus, rng);
+    check_against_reference({"host.fourier2.t256", "host.fourier2.whole", "host.fourier2.linear"},
+                            FLCC_LCORR, p, Data::plateaus, rng);
     const ref::Shape v{3, {40, 44, 48}, {6, 6, 6}, FLCC_FULL};
     for (Data d : {Data::ramp, Data::plateaus})
-        check_against_reference({"host.fourier3.t32", "host.fourier3.whole"}, FLCC_LCORR, v, d,
-                                rng);
+        check_against_reference(
+            {"host.fourier3.t32", "host.fourier3.whole", "host.fourier3.linear"}, FLCC_LCORR, v, d,
+            rng);
 }
 
 TEST_CASE("Fourier: flat regions and few image values by the padding stay accurate",
@@ -158,16 +162,19 @@ TEST_CASE("Fourier: flat regions and few image values by the padding stay accura
     for (unsigned seed = 1; seed <= 6; ++seed) {
         std::mt19937 rng(seed);
         for (flcc_region reg : {FLCC_FULL, FLCC_SAME}) {
-            check_against_reference({"host.fourier2.t64", "host.fourier2.whole"}, FLCC_LCORR,
-                                    ref::Shape{2, {100, 87, 1}, {13, 11, 1}, reg}, Data::panels,
-                                    rng);
+            check_against_reference(
+                {"host.fourier2.t64", "host.fourier2.whole", "host.fourier2.linear"}, FLCC_LCORR,
+                ref::Shape{2, {100, 87, 1}, {13, 11, 1}, reg}, Data::panels, rng);
             for (Data d : {Data::uniform, Data::uint8})
-                check_against_reference({"host.fourier2.t64", "host.fourier2.whole"}, FLCC_LCORR,
-                                        ref::Shape{2, {31, 70, 1}, {1, 9, 1}, reg}, d, rng);
-            check_against_reference({"host.fourier3.t16", "host.fourier3.whole"}, FLCC_LCORR,
-                                    ref::Shape{3, {20, 18, 22}, {6, 5, 4}, reg}, Data::panels, rng);
-            check_against_reference({"host.fourier2.t64", "host.fourier2.whole"}, FLCC_LCORR,
-                                    ref::Shape{2, {25, 43, 1}, {7, 1, 1}, reg}, Data::ramp, rng);
+                check_against_reference(
+                    {"host.fourier2.t64", "host.fourier2.whole", "host.fourier2.linear"},
+                    FLCC_LCORR, ref::Shape{2, {31, 70, 1}, {1, 9, 1}, reg}, d, rng);
+            check_against_reference(
+                {"host.fourier3.t16", "host.fourier3.whole", "host.fourier3.linear"}, FLCC_LCORR,
+                ref::Shape{3, {20, 18, 22}, {6, 5, 4}, reg}, Data::panels, rng);
+            check_against_reference(
+                {"host.fourier2.t64", "host.fourier2.whole", "host.fourier2.linear"}, FLCC_LCORR,
+                ref::Shape{2, {25, 43, 1}, {7, 1, 1}, reg}, Data::ramp, rng);
         }
     }
 }
@@ -176,7 +183,8 @@ TEST_CASE("Fourier: a stream of frames equals frame-by-frame runs", "[fourier]")
 {
     std::mt19937 rng(15);
     const int frames = 4;
-    for (const std::string& m : {"host.fourier2.t64", "host.fourier2.whole"})
+    for (const std::string& m :
+         {"host.fourier2.t64", "host.fourier2.whole", "host.fourier2.linear"})
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
             const ref::Shape s{2, {90, 110, 1}, {12, 9, 1}, FLCC_SAME};
             std::vector<float> all;
@@ -209,7 +217,8 @@ TEST_CASE("Fourier: thread counts give the same results", "[fourier]")
     const ref::Shape s{2, {400, 300, 1}, {20, 20, 1}, FLCC_FULL};
     const auto img = ref::make_data(Data::uint16, s, true, rng);
     const auto t = ref::make_data(Data::uint16, s, false, rng);
-    for (const std::string& m : {"host.fourier2.t128", "host.fourier2.whole"}) {
+    for (const std::string& m :
+         {"host.fourier2.t128", "host.fourier2.whole", "host.fourier2.linear"}) {
         const th::Run one = run_with(m, FLCC_LCORR, s, img, t, 1);
         const th::Run three = run_with(m, FLCC_LCORR, s, img, t, 3);
         REQUIRE(one.result == FLCC_SUCCESS);
@@ -256,7 +265,8 @@ TEST_CASE("Fourier: a non-finite frame leaves no trace in the next", "[fourier]"
     const ref::Shape s{3, {37, 20, 21}, {5, 4, 6}, FLCC_FULL};
     auto img = ref::make_data(Data::uniform, s, true, rng);
     const auto t = ref::make_data(Data::uniform, s, false, rng);
-    for (const std::string& m : {"host.fourier3.t16", "host.fourier3.whole"}) {
+    for (const std::string& m :
+         {"host.fourier3.t16", "host.fourier3.whole", "host.fourier3.linear"}) {
         flcc_options o;
         flcc_options_init(&o);
         o.method = m.c_str();

@@ -11,7 +11,8 @@
 
 namespace flcc {
 
-void register_host_fourier(SolverList& list);   // host/fourier_solver.cpp
+void register_host_fourier(SolverList& list);          // host/fourier_solver.cpp
+void register_host_linear_fourier(SolverList& list);   // host/linear_fourier_solver.cpp
 
 namespace {
 
@@ -87,7 +88,11 @@ std::string fftw_text_problem(const std::string& text)
 
 class FftwBackend final : public Backend {
 public:
-    void add_solvers(SolverList& list) const override { register_host_fourier(list); }
+    void add_solvers(SolverList& list) const override
+    {
+        register_host_fourier(list);
+        register_host_linear_fourier(list);
+    }
     const char* wisdom_section() const override { return "fftw-wisdom"; }
     std::string export_wisdom() const override { return host::export_fft_wisdom(); }
     std::string check_wisdom(const std::string& text) const override

@@ -20,7 +20,8 @@ constexpr double kTargetError = 1e-6;
 // and around the window's own mean, so that neither the tile's centring nor the transform's
 // rounding reach it: N = sum (v - mean) t', D = sum (v - mean)^2 over the window, padding (0)
 // included analytically. taps: the normalised template.
-float direct_lcc(const Problem& p, const float* frame, const float* taps, const Extent& o)
+float direct_lcc(const Problem& p, const float* frame, const float* taps, double tap_sum,
+                 const Extent& o)
 {
     const Extent& tp = p.templ;
     int64_t start[3], lo[3], hi[3];
@@ -41,8 +42,7 @@ float direct_lcc(const Problem& p, const float* frame, const float* taps, const 
             count += double(hi[2] - lo[2]);
         }
     const double n = double(volume(tp)), mean = sum / n;
-    double num = 0, d = 0, off = 0, t_real = 0, t_all = 0;
-    for (int64_t k = 0; k < volume(tp); ++k) t_all += taps[k];
+    double num = 0, d = 0, off = 0, t_real = 0;
     for (int64_t a = lo[0]; a < hi[0]; ++a)
         for (int64_t i = lo[1]; i < hi[1]; ++i) {
             const float* v = row(a, i);
@@ -56,7 +56,7 @@ float direct_lcc(const Problem& p, const float* frame, const float* taps, const 
             }
         }
     const double pad = n - count;
-    num -= mean * (t_all - t_real);   // the padding's (0 - mean) t'
+    num -= mean * (tap_sum - t_real);   // the padding's (0 - mean) t'
     d += pad * mean * mean;
     off -= pad * mean;
     d -= off * off / n;               // the rounding of the mean
@@ -227,8 +227,8 @@ double fft_error_bound(double energy, int64_t box_volume, int64_t fft_volume)
 }
 
 void check_lcc_tile(const Problem& p, const TileView& t, const float* numerator, int64_t num_row,
-                    int64_t num_plane, double bound, const float* taps, const float* frame,
-                    float* out_frame)
+                    int64_t num_plane, double bound, const float* taps, double tap_sum,
+                    const float* frame, float* out_frame)
 {
     if (!(bound > 0)) return;
     const float e = float(bound), k = float(kTargetError);
@@ -245,7 +245,7 @@ void check_lcc_tile(const Problem& p, const TileView& t, const float* numerator,
             if (suspects == 0) continue;
             for (int64_t c = 0; c < t.real_cols; ++c)
                 if (std::fabs(n[c]) * k < e * std::fabs(o[c]))
-                    o[c] = direct_lcc(p, frame, taps,
+                    o[c] = direct_lcc(p, frame, taps, tap_sum,
                                       {t.origin[0] + q, t.origin[1] + r, t.origin[2] + c});
         }
 }

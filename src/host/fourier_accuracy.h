@@ -81,9 +81,10 @@ double fft_error_bound(double energy, int64_t box_volume, int64_t fft_volume);
 // The a-posteriori check of one LCC tile, after the pipeline stored its coefficients: for
 // every output with r != 0 and |N| kTargetError < E |r|, recomputes r directly from the
 // original frame, in double around the window's mean. `numerator` holds N with strides
-// num_row, num_plane; frame and out_frame are the whole input and output frames.
+// num_row, num_plane; taps are the normalised template, tap_sum their sum in double; frame and
+// out_frame are the whole input and output frames.
 void check_lcc_tile(const Problem& p, const TileView& t, const float* numerator, int64_t num_row,
-                    int64_t num_plane, double bound, const float* taps, const float* frame,
-                    float* out_frame);
+                    int64_t num_plane, double bound, const float* taps, double tap_sum,
+                    const float* frame, float* out_frame);
 
 }  // namespace flcc::host

@@ -39,6 +39,7 @@
 
 #include "geometry/fft_size.h"
 #include "host/fourier_accuracy.h"
+#include "host/fourier_common.h"
 #include "host/kernels/kernel_set.h"
 #include "host/real_fft.h"
 #include "host/thread_pool.h"
@@ -160,39 +161,6 @@ fftwf_complex* as_complex(AlignedArray<float>& a)
     return reinterpret_cast<fftwf_complex*>(a.data());
 }
 
-// Cost model, seconds per frame: the transforms (an r2c + c2r pair per V log2 V, dearer once a
-// box no longer fits the cache), the per-element work around them and the tile pipeline's
-// per-row and per-output work. The constants are fitted to FFTW and flcc-bench timings
-// (docs/performance.md).
-struct CostModel {
-    // An r2c + c2r pair, seconds per V log2 V: boxes of up to 2^18 elements, larger 2D boxes,
-    // larger 3D boxes.
-    double fft_cached = 0.25e-9, fft_large_2d = 0.40e-9, fft_large_3d = 0.28e-9;
-    double per_box = 0.7e-9;   // per FFT element: copy in (with the background's sums), product,
-                               // copy out
-    // The tile pipeline: gathering input boxes (per element of the boxes it fills, and per row
-    // in 3D, where rows are short and planes far apart: latency-bound), and per output (window
-    // sums and finalisation for LCC, the store for convolution).
-    double gather = 0.5e-9, gather_3d = 1.0e-9, gather_row_3d = 60e-9;
-    double plane_sums_3d = 0.5e-9;   // 3D LCC: per box plane element, per output plane
-    double per_output_lcorr_2d = 1.5e-9, per_output_lcorr_3d = 3.0e-9;
-    double per_output_conv = 0.4e-9;
-    double fft_thread_efficiency = 0.75;   // FFTW threads: speed-up per thread
-
-    double pair(const Extent& n, int dim) const
-    {
-        const double v = double(volume(n));
-        const double c = v <= double(1 << 18) ? fft_cached : dim == 3 ? fft_large_3d : fft_large_2d;
-        return c * v * std::log2(std::max(v, 2.0)) + per_box * v;
-    }
-};
-
-// x[c] += base + along[c] over n floats, in double, rounded once.
-void add_background(float* __restrict x, int64_t n, double base, const double* __restrict along)
-{
-    for (int64_t c = 0; c < n; ++c) x[c] = float(double(x[c]) + (base + along[c]));
-}
-
 class FourierExecutor final : public Executor, private Numerator {
 public:
     // `runner` and `cut`: the candidate's layout (FourierCandidate).
@@ -212,7 +180,7 @@ public:
         }
         // FFTW_MEASURE (slow to plan, faster to run) for the shapes doing at least a
         // tenth of the work, FFTW_ESTIMATE for the rest (short tiles at the ends of the axes).
-        const CostModel model;
+        const FourierCostModel model;
         double total = 0;
         for (size_t i = 0; i < cut_.shapes.size(); ++i)
             total += double(cut_.shape_tiles[i]) * model.pair(cut_.shapes[i], p.dim);
@@ -242,7 +210,9 @@ public:
         }
         pool_.parallel_for(int64_t(shapes_.size()), [&](int64_t i, int thread) {
             FftScope scope(fft_guard_, &fft_pool_);
-            make_filter(shapes_[size_t(i)], fft_scratch_[size_t(thread)].real.data());
+            Shape& s = shapes_[size_t(i)];
+            make_filter(taps_.data(), p_.templ, *s.fft, s.n, fft_scratch_[size_t(thread)].real.data(),
+                        s.filter.data());
         });
         if (fft_guard_.take_failure())
             return fail(FLCC_ALLOC_FAILED, "out of memory in FFTW transforming the template");
@@ -266,7 +236,7 @@ public:
             if (p_.op == Op::lcorr) {
                 const FftScratch& b = fft_scratch_[size_t(thread)];
                 check_lcc_tile(p_, b.tile, b.real.data(), b.n[2], b.n[1] * b.n[2], b.bound,
-                               taps_.data(), frame, out_frame);
+                               taps_.data(), marginals_.total, frame, out_frame);
             }
         });
         if (fft_guard_.take_failure())
@@ -309,27 +279,6 @@ private:
         return p_.op == Op::lcorr ? taps_.data() : nullptr;
     }
     double lcc_tap_sum() const override { return marginals_.total; }   // ~0: make_zero_sum
-
-    // The template zero-padded to the shape, transformed, conjugated and scaled by 1/N (the
-    // inverse transform's normalisation), so a tile's product is one complex multiply.
-    void make_filter(Shape& s, float* real)
-    {
-        const Extent& n = s.n;
-        const Extent& t = p_.templ;
-        std::fill(real, real + volume(n), 0.0f);
-        for (int64_t a = 0; a < t[0]; ++a)
-            for (int64_t i = 0; i < t[1]; ++i)
-                std::memcpy(real + (a * n[1] + i) * n[2], taps_.data() + (a * t[1] + i) * t[2],
-                            sizeof(float) * size_t(t[2]));
-        float* w = s.filter.data();
-        s.fft->forward(real, reinterpret_cast<fftwf_complex*>(w));
-        const float scale = float(1.0 / double(volume(n)));
-        const int64_t m = RealFft::complex_elems(n);
-        for (int64_t k = 0; k < m; ++k) {
-            w[2 * k] *= scale;
-            w[2 * k + 1] *= -scale;
-        }
-    }
 
     bool compute(const TileView& t, int thread) override   // true: it does not check (not in place)
     {
@@ -459,7 +408,7 @@ public:
     {
         const Problem& p = p_;
         const Cut& cut = cut_;
-        const CostModel m;
+        const FourierCostModel m;
         double fft = 0, filters = 0;
         for (size_t i = 0; i < cut.shapes.size(); ++i) {
             fft += double(cut.shape_tiles[i]) * m.pair(cut.shapes[i], p.dim);

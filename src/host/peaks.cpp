@@ -265,23 +265,96 @@ void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& 
 // The highest finite value outside `radius` of p, and the mean and deviation of those values.
 void sidelobe(const float* map, const Extent& e, MapPeak& p, int radius)
 {
-    double second = -kInf, sum = 0, sum2 = 0;
+    // Four accumulators per sum (the additions' latency, not their count, bounds a row).
+    double second[4] = {-kInf, -kInf, -kInf, -kInf}, sum[4] = {}, sum2[4] = {};
     int64_t count = 0;
-    for_each_finite(map, e, [&](int64_t q, int64_t r, int64_t c, float v) {
-        if (near(p, q, r, c, radius)) return;
-        second = std::max(second, double(v));
-        sum += v;
-        sum2 += double(v) * v;
-        ++count;
-    });
-    p.quality = float(count == 0 || second <= 0 ? kInf : p.value / second);
+    const auto scan = [&](const float* v, int64_t n) {
+        int64_t c = 0;
+        for (; c + 4 <= n; c += 4)
+            for (int l = 0; l < 4; ++l) {
+                const float x = v[c + l];
+                if (!std::isfinite(x)) continue;
+                second[l] = std::max(second[l], double(x));
+                sum[l] += x;
+                sum2[l] += double(x) * x;
+                ++count;
+            }
+        for (; c < n; ++c) {
+            const float x = v[c];
+            if (!std::isfinite(x)) continue;
+            second[0] = std::max(second[0], double(x));
+            sum[0] += x;
+            sum2[0] += double(x) * x;
+            ++count;
+        }
+    };
+    for (int64_t q = 0; q < e[0]; ++q)
+        for (int64_t r = 0; r < e[1]; ++r) {
+            const float* row = map + index_of(e, q, r, 0);
+            // The columns near the peak, on rows near it, are left out.
+            if (std::llabs(q - p.at[0]) > radius || std::llabs(r - p.at[1]) > radius) {
+                scan(row, e[2]);
+                continue;
+            }
+            const int64_t c0 = std::clamp<int64_t>(p.at[2] - radius, 0, e[2]);
+            const int64_t c1 = std::clamp<int64_t>(p.at[2] + radius + 1, 0, e[2]);
+            scan(row, c0);
+            scan(row + c1, e[2] - c1);
+        }
+    const double top = std::max({second[0], second[1], second[2], second[3]});
+    p.quality = float(count == 0 || top <= 0 ? kInf : p.value / top);
     if (count == 0) {
         p.psr = 0;
         return;
     }
-    const double mean = sum / double(count);
-    const double var = std::max(0.0, sum2 / double(count) - mean * mean);
+    const double mean = (sum[0] + sum[1] + sum[2] + sum[3]) / double(count);
+    const double var =
+        std::max(0.0, (sum2[0] + sum2[1] + sum2[2] + sum2[3]) / double(count) - mean * mean);
     p.psr = var > 0 ? float((p.value - mean) / std::sqrt(var)) : 0.f;
+}
+
+// The lowest and highest finite values of the map, and the position of the first highest one
+// (row-major), in one pass.
+struct Extremes {
+    float lowest = std::numeric_limits<float>::infinity();
+    float highest = -std::numeric_limits<float>::infinity();
+    int64_t first = -1;   // index of the first highest value
+};
+
+Extremes extremes(const float* map, const Extent& e)
+{
+    Extremes x;
+    const int64_t rows = e[0] * e[1], n = e[2];
+    for (int64_t row = 0; row < rows; ++row) {
+        const float* v = map + row * n;
+        float lo[4], hi[4];
+        for (int l = 0; l < 4; ++l) {
+            lo[l] = x.lowest;
+            hi[l] = -std::numeric_limits<float>::infinity();
+        }
+        int64_t c = 0;
+        for (; c + 4 <= n; c += 4)
+            for (int l = 0; l < 4; ++l) {
+                const float y = v[c + l];
+                if (!std::isfinite(y)) continue;
+                lo[l] = std::min(lo[l], y);
+                hi[l] = std::max(hi[l], y);
+            }
+        for (; c < n; ++c)
+            if (std::isfinite(v[c])) {
+                lo[0] = std::min(lo[0], v[c]);
+                hi[0] = std::max(hi[0], v[c]);
+            }
+        x.lowest = std::min({lo[0], lo[1], lo[2], lo[3]});
+        const float top = std::max({hi[0], hi[1], hi[2], hi[3]});
+        if (top > x.highest) {   // a new highest value: its first column in this row
+            x.highest = top;
+            int64_t k = 0;
+            while (v[k] != top) ++k;
+            x.first = row * n + k;
+        }
+    }
+    return x;
 }
 
 }  // namespace
@@ -367,11 +440,8 @@ void find_peaks(const float* map, const Extent& e, const PeakSearch& s, MapPeak*
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (int j = 0; j < k; ++j) out[j] = {nan, {-1, -1, -1}, {-1, -1, -1}, nan, nan};
     if (k < 1) return;
-    float lowest = std::numeric_limits<float>::infinity(), highest = -lowest;
-    for_each_finite(map, e, [&](int64_t, int64_t, int64_t, float v) {
-        lowest = std::min(lowest, v);
-        highest = std::max(highest, v);
-    });
+    const Extremes x = extremes(map, e);
+    const float lowest = x.lowest, highest = x.highest;
     if (!(lowest < highest)) {   // flat: every finite value equal, or none
         const int64_t* f = s.flat_at;
         out[0] = {std::isfinite(highest) ? highest : nan, {f[0], f[1], f[2]},
@@ -381,16 +451,24 @@ void find_peaks(const float* map, const Extent& e, const PeakSearch& s, MapPeak*
     for (int j = 0; j < k; ++j) {
         MapPeak& p = out[j];
         bool found = false;
-        for_each_finite(map, e, [&](int64_t q, int64_t r, int64_t c, float v) {
-            if (found && v <= p.value) return;
-            for (int i = 0; i < j; ++i)
-                if (near(out[i], q, r, c, s.exclusion)) return;
-            p.value = v;
-            p.at[0] = q;
-            p.at[1] = r;
-            p.at[2] = c;
+        if (j == 0) {   // the first highest value (no peak excludes it)
+            p.value = highest;
+            p.at[0] = x.first / (e[1] * e[2]);
+            p.at[1] = x.first / e[2] % e[1];
+            p.at[2] = x.first % e[2];
             found = true;
-        });
+        } else {
+            for_each_finite(map, e, [&](int64_t q, int64_t r, int64_t c, float v) {
+                if (found && v <= p.value) return;
+                for (int i = 0; i < j; ++i)
+                    if (near(out[i], q, r, c, s.exclusion)) return;
+                p.value = v;
+                p.at[0] = q;
+                p.at[1] = r;
+                p.at[2] = c;
+                found = true;
+            });
+        }
         if (!found) return;
         if (s.refine == Refine::upsampled)
             upsampled(map, e, p, s);
