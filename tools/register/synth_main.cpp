@@ -46,6 +46,8 @@ int main(int argc, char** argv)
         ->check(CLI::Range(0.0, 1e7))->capture_default_str();
     make->add_option("--seed", spec.seed, "Random seed")->capture_default_str();
     make->add_flag("--stack", spec.stack, "Write the frames as one multi-page TIFF (frames.tif)");
+    make->add_option("--threads", spec.threads, "ebsd: frames drawn at once (0: the hardware's threads)")
+        ->check(CLI::Range(0, 4096))->capture_default_str();
 
     std::string truth_path, result_path;
     double max_rms = -1;

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 namespace registration {
@@ -330,15 +331,15 @@ void write_synthetic_set(const SyntheticSpec& spec)
     if (spec.kind == SyntheticKind::ebsd) truth_sequence = std::make_unique<TruthFile>(spec.folder + "/truth_sequence.csv");
 
     FramePainter painter(spec, contrast);
-    auto write_frame = [&](int index) {
+    auto write_frame = [&](int index, const FramePainter& p) {
         if (stack) {
-            painter.write(*stack);
+            p.write(*stack);
             return;
         }
         char name[32];
         std::snprintf(name, sizeof name, "frame_%05d.tif", index);
         TiffWriter writer(frames_folder + "/" + name);
-        painter.write(writer);
+        p.write(writer);
         writer.close();
         list << "frames/" << name << "\n";
     };
@@ -360,20 +361,49 @@ void write_synthetic_set(const SyntheticSpec& spec)
         TiffWriter reference(spec.folder + "/reference.tif");
         painter.write(reference);
         reference.close();
-        std::vector<double> previous(2 * subregions.size());
-        for (int f = 0; f < spec.frames; ++f) {
-            painter.clear(random);
+        // The frames are independent (each draws its noise from a generator seeded by the set's
+        // seed and its index), so a batch of them is painted on the workers' own transforms and
+        // painters at once, then written in order.
+        const int workers = std::max(1, std::min(spec.threads > 0 ? spec.threads : int(std::thread::hardware_concurrency()),
+                                                 spec.frames));
+        std::vector<std::unique_ptr<PatternTransform>> transforms;   // planned here: FFTW's planner is not thread-safe
+        std::vector<std::unique_ptr<FramePainter>> painters;
+        for (int w = 0; w < workers; ++w) {
+            transforms.push_back(std::make_unique<PatternTransform>(period));
+            painters.push_back(std::make_unique<FramePainter>(spec, contrast));
+        }
+        auto paint_frame = [&](int f, int w) {
+            std::seed_seq seq{spec.seed, unsigned(f), 0xEB5Du};
+            std::mt19937_64 noise(seq);
+            painters[size_t(w)]->clear(noise);
             for (size_t r = 0; r < subregions.size(); ++r) {
                 const Subregion& s = subregions[r];
                 double dy = 0, dx = 0;
                 displacement(f, spec.frames, s, dy, dx);
-                painter.paint(transform.shifted(spectra[r], dy, dx), period, pad, s.y, s.x, random);
-                truth.add(f, int(r), s.y + centre, s.x + centre, dy, dx);
-                if (f > 0) truth_sequence->add(f, int(r), s.y + centre, s.x + centre, dy - previous[2 * r], dx - previous[2 * r + 1]);
-                previous[2 * r] = dy;
-                previous[2 * r + 1] = dx;
+                painters[size_t(w)]->paint(transforms[size_t(w)]->shifted(spectra[r], dy, dx), period, pad, s.y, s.x,
+                                           noise);
             }
-            write_frame(f);
+        };
+        std::vector<double> previous(2 * subregions.size());
+        for (int base = 0; base < spec.frames; base += workers) {
+            const int count = std::min(workers, spec.frames - base);
+            std::vector<std::thread> threads;
+            for (int w = 1; w < count; ++w) threads.emplace_back(paint_frame, base + w, w);
+            paint_frame(base, 0);
+            for (std::thread& t : threads) t.join();
+            for (int w = 0; w < count; ++w) {
+                const int f = base + w;
+                for (size_t r = 0; r < subregions.size(); ++r) {
+                    const Subregion& s = subregions[r];
+                    double dy = 0, dx = 0;
+                    displacement(f, spec.frames, s, dy, dx);
+                    truth.add(f, int(r), s.y + centre, s.x + centre, dy, dx);
+                    if (f > 0) truth_sequence->add(f, int(r), s.y + centre, s.x + centre, dy - previous[2 * r], dx - previous[2 * r + 1]);
+                    previous[2 * r] = dy;
+                    previous[2 * r + 1] = dx;
+                }
+                write_frame(f, *painters[size_t(w)]);
+            }
         }
     } else {
         const int pairs = spec.frames / 2;
@@ -383,7 +413,7 @@ void write_synthetic_set(const SyntheticSpec& spec)
             for (size_t r = 0; r < subregions.size(); ++r) {
                 painter.paint(transform.shifted(spectra[r], 0, 0), period, pad, subregions[r].y, subregions[r].x, random);
             }
-            write_frame(2 * k);
+            write_frame(2 * k, painter);
             painter.clear(random);
             for (size_t r = 0; r < subregions.size(); ++r) {
                 const Subregion& s = subregions[r];
@@ -392,7 +422,7 @@ void write_synthetic_set(const SyntheticSpec& spec)
                 painter.paint(transform.shifted(spectra[r], dy, dx), period, pad, s.y, s.x, random);
                 truth.add(2 * k + 1, int(r), s.y + centre, s.x + centre, dy, dx);
             }
-            write_frame(2 * k + 1);
+            write_frame(2 * k + 1, painter);
         }
     }
     if (stack) stack->close();

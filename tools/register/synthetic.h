@@ -12,7 +12,8 @@
 //   band-limited periodic pattern: the content of the subregion and of its surroundings up to
 //   the pad is the reference content translated by exactly u;
 // - Poisson noise (mean `photons` at the mean intensity) is drawn independently for every frame,
-//   the reference included.
+//   the reference included (EBSD-like frames: from a generator seeded by the seed and the frame's
+//   index, so that the set does not depend on how many threads draw it).
 // Pixels outside every subregion hold the background level. The displacement field is smooth in
 // space and from frame to frame: EBSD-like, a translation plus a linear strain-like term whose
 // coefficients drift along the scan; PIV-like, a uniform flow plus a vortex that changes from pair
@@ -46,6 +47,7 @@ struct SyntheticSpec {
     double photons = 2000;      // mean photon count (Poisson noise); 0: no noise
     unsigned seed = 1;
     bool stack = false;         // all frames in one multi-page TIFF
+    int threads = 0;            // EBSD-like frames drawn at once (0: the hardware's threads)
 };
 
 // Writes the set; throws InputError (bad spec, unwritable folder) or TiffError.
