@@ -371,11 +371,14 @@ FLCC_API void flcc_batch_init(flcc_batch *batch);
  * description. `opts` as for flcc_plan_create (NULL: defaults); options.type is ignored, the
  * pairs of a frame are always many. The planner picks the per-pair solver (options.method may
  * force one by name, any host solver of the pair problem) and runs pairs in parallel over
- * options.threads, on the host for platform HOST and ANY. Platform DEVICE (or options.method
+ * options.threads, on the host for platform HOST. Platform DEVICE (or options.method
  * "device.batch.fourier") runs the 2D pairs on the GPU: batched cuFFT linear correlations and
  * the peaks found there (the fits made from the map values around each peak, as on the host);
  * band-pass, UPSAMPLED and 3D then give FLCC_METHOD_NOT_APPLICABLE, no usable GPU
- * FLCC_NO_DEVICE. flcc_plan_output_size gives one map's extent; flcc_plan_method the per-pair
+ * FLCC_NO_DEVICE. Platform ANY (with no options.method) runs on the GPU engine where it runs the
+ * plan and is faster: FLCC_MEASURE times one synthetic frame on each at plan time, FLCC_ESTIMATE
+ * takes the engine wherever it runs; otherwise the host. flcc_plan_output_size gives one map's
+ * extent; flcc_plan_method the per-pair
  * solver (or "device.batch.fourier"); flcc_destroy frees the plan. The other exec functions refuse a batch
  * plan (FLCC_OPERATION_MISMATCH), and flcc_batch_exec refuses other plans.
  */

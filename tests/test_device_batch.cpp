@@ -2,8 +2,9 @@
 // device.batch.fourier): maps against the float64 reference in every operation, region and
 // pairing, subregions of every element type with preprocessing, peaks and their refinements
 // against the host runner's, best over templates, flat maps, non-finite input, template reuse,
-// several frames per call and device pointers. Without a usable GPU every case but the first
-// says so and is skipped.
+// several frames per call and device pointers, and platform ANY's choice between the host
+// runner and the engine. Without a usable GPU every case but the first and the last but one
+// says so and is skipped (the ANY case then checks that the host runner stays).
 #include "batch_helpers.h"
 #include "device_test_support.h"
 #include "helpers.h"
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace bt;
@@ -357,6 +359,50 @@ TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and d
         // NULL: the set prepared last (frame 1's).
         REQUIRE(flcc_batch_exec(plan, noise2.data(), nullptr, maps.data(), peaks, 1) == FLCC_SUCCESS);
         CHECK(th::error(FLCC_LCORR, r21, maps.data()) <= kTol);
+        flcc_destroy(plan);
+    }
+}
+
+TEST_CASE("platform ANY keeps the faster batch runner and forgets the timing's templates",
+          "[device][batch]")
+{
+    std::mt19937 rng(37);
+    const ref::Shape s{2, {64, 64, 1}, {32, 32, 1}, FLCC_VALID};
+    const int pairs = 12;
+    const std::vector<float> im = smooth_stack(64, 64, pairs, rng);
+    std::vector<float> tp;
+    for (int t = 0; t < pairs; ++t)
+        for (int r = 0; r < 32; ++r)
+            for (int c = 0; c < 32; ++c) tp.push_back(im[size_t((t * 64 + 9 + r) * 64 + 13 + c)]);
+    flcc_batch b;
+    flcc_batch_init(&b);
+    b.images = b.templates = pairs;
+    flcc_options ho = host_options();
+    ho.region = s.region;
+    const BatchRun h = run_batch(FLCC_LCORR, s, b, ho, im.data(), tp.data());
+    REQUIRE(h.executed == FLCC_SUCCESS);
+    for (flcc_rigor rigor : {FLCC_MEASURE, FLCC_ESTIMATE}) {
+        flcc_options o = ho;
+        o.platform = FLCC_ANY;
+        o.rigor = rigor;
+        flcc_plan plan = nullptr;
+        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+        const std::string method = flcc_plan_method(plan);
+        INFO("rigor " << rigor << ": " << method);
+        if (!th::have_device())   // no engine: the host runner, its pair solver planned
+            CHECK(method.rfind("host.", 0) == 0);
+        else if (rigor == FLCC_ESTIMATE)   // the engine, unmeasured
+            CHECK(method == kEngine);
+        std::vector<flcc_peak> peaks(static_cast<size_t>(pairs));
+        // The timing's synthetic templates are not the caller's.
+        CHECK(flcc_batch_exec(plan, im.data(), nullptr, nullptr, peaks.data(), 1) == FLCC_NULL_POINTER);
+        REQUIRE(flcc_batch_exec(plan, im.data(), tp.data(), nullptr, peaks.data(), 1) == FLCC_SUCCESS);
+        for (int i = 0; i < pairs; ++i) {
+            CHECK(peaks[size_t(i)].h == h.peaks[size_t(i)].h);
+            CHECK(peaks[size_t(i)].w == h.peaks[size_t(i)].w);
+            CHECK(std::fabs(peaks[size_t(i)].dy - h.peaks[size_t(i)].dy) <= 1e-3);
+            CHECK(std::fabs(peaks[size_t(i)].dx - h.peaks[size_t(i)].dx) <= 1e-3);
+        }
         flcc_destroy(plan);
     }
 }

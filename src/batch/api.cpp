@@ -2,6 +2,7 @@
 // planner on the problem of one pair, and exec with host staging of device pointers.
 #include "batch/device_runner.h"
 #include "batch/host_runner.h"
+#include "batch/runner_choice.h"
 #include "batch/spec.h"
 #include "flcc.h"
 #include "plan/entry.h"
@@ -31,8 +32,9 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
     auto made = std::make_shared<flcc_plan_s>();
     made->op = static_cast<flcc_op>(op);
     made->problem = spec.pair;
-    // DEVICE (or the engine by name) runs the pairs on the GPU; HOST and ANY on the host, where
-    // the planner chooses the pair's solver.
+    // DEVICE (or the engine by name) runs the pairs on the GPU; HOST on the host, where the
+    // planner chooses the pair's solver; ANY on whichever of the two is faster (runner_choice.h)
+    // unless options.method names a host solver.
     const bool engine_named = o.method != nullptr && std::strcmp(o.method, DeviceRunner::engine_name()) == 0;
     if (engine_named && spec.platform == FLCC_HOST)
         return fail(FLCC_METHOD_NOT_APPLICABLE, "options.method = \"%s\" runs on the GPU, not on platform HOST",
@@ -47,11 +49,23 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
         made->batch = std::move(runner);
     } else {
         if ((r = plan_solver(*made, o)) != FLCC_SUCCESS) return r;
-        std::unique_ptr<HostRunner> runner;
-        if ((r = HostRunner::make(spec, *made->solver, std::move(made->executor), runner)) !=
+        std::unique_ptr<HostRunner> host;
+        if ((r = HostRunner::make(spec, *made->solver, std::move(made->executor), host)) !=
             FLCC_SUCCESS)
             return r;
-        made->batch = std::move(runner);
+        // The engine where it runs the plan; without a GPU, or for what it does not run, the
+        // host runner stays.
+        std::unique_ptr<DeviceRunner> device;
+        if (spec.platform == FLCC_ANY && o.method == nullptr &&
+            enum_value(o.rigor) != FLCC_WISDOM_ONLY && DeviceRunner::make(spec, device) != FLCC_SUCCESS) {
+            device.reset();
+            clear_detail();
+        }
+        std::unique_ptr<Runner> chosen;
+        if ((r = choose_runner(spec, static_cast<flcc_rigor>(enum_value(o.rigor)), std::move(host),
+                               std::move(device), chosen)) != FLCC_SUCCESS)
+            return r;
+        made->batch = std::move(chosen);
     }
     flcc_plan_s* handle = made.get();
     plan_register(std::move(made));

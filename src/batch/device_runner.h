@@ -26,6 +26,11 @@ public:
     // Host or device pointers.
     flcc_result run(const void* images, const void* templs, float* maps, flcc_peak* peaks,
                     int frames) override;
+    void forget_templates() override
+    {
+        templ_ready_ = false;
+        templ_input_.clear();
+    }
 
     // The engine's name, for options.method.
     static const char* engine_name() { return "device.batch.fourier"; }

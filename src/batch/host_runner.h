@@ -33,6 +33,11 @@ public:
     // Every pointer is host memory.
     flcc_result run(const void* images, const void* templs, float* maps, flcc_peak* peaks,
                     int frames) override;
+    void forget_templates() override
+    {
+        templ_ready_ = false;
+        templ_input_.clear();
+    }
 
 private:
     // An executor and the template it holds: a worker's, or one resident per template.

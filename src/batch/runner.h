@@ -19,6 +19,9 @@ public:
     // Runs `frames` frames (flcc_batch_exec), the arguments checked and sized for the plan.
     virtual flcc_result run(const void* images, const void* templs, float* maps, flcc_peak* peaks,
                             int frames) = 0;
+    // Drops the prepared template set: the next exec must give one (templs = NULL fails), and
+    // prepares it whatever its value.
+    virtual void forget_templates() = 0;
 };
 
 }  // namespace flcc::batch
