@@ -175,9 +175,12 @@ class BatchPlan:
     run as one row: positions are in w, x and dx.
 
     ``rigor``, ``method`` and ``threads`` (pairs run in parallel over them) as for flcc.Plan;
-    ``check_finite=False`` skips the check for NaN and Inf in float32 inputs. Batch plans run on
-    the host; CuPy and PyTorch CUDA arrays are copied to the host by the library (after the
-    caller's current stream is waited for).
+    ``check_finite=False`` skips the check for NaN and Inf in float32 inputs. ``platform``:
+    'host' runs the pairs on the host; 'device' on the GPU engine ("device.batch.fourier": 2D,
+    no band-pass, no 'upsampled'); 'any' on the GPU engine where it runs the plan and is faster
+    (rigor 'estimate': wherever it runs; 'measure': timed on one frame at plan time), else on
+    the host. CuPy and PyTorch CUDA arrays go to the library as they are, after the caller's
+    current stream is waited for (a host plan copies them through host memory).
     """
 
     def __init__(self, op, image_shape, template_shape, *, images=None, templates=None,
