@@ -4,7 +4,7 @@
     plot_throughput.py RESULTS.jsonl OUT.png [TITLE]
 
 One bar per run: the input alone (flcc-register --decode-only: reading and decoding), the whole
-registration by flcc-register, and the Python baseline; each bar is labelled with its frames per
+registration by flcc-register, and the Python baseline where the results have it; each bar is labelled with its frames per
 second and its share of the input's rate. Pipeline rates (after planning) where the tool reports
 them, whole-process rates otherwise (the Python baseline), and the whole-process rate of
 flcc-register as a second bar.
@@ -32,12 +32,13 @@ def main():
     bound = median("decode-only", "pipeline_fps")
     bars = [("input alone\n(--decode-only)", bound),
             ("flcc-register\n(pipeline)", median("flcc-register", "pipeline_fps")),
-            ("flcc-register\n(whole process)", median("flcc-register", "fps")),
-            ("Python baseline\n(whole process)", median("python", "fps"))]
+            ("flcc-register\n(whole process)", median("flcc-register", "fps"))]
+    if "python" in runs:
+        bars.append(("Python baseline\n(whole process)", median("python", "fps")))
     fig, ax = plt.subplots(figsize=(7, 4))
     names = [b[0] for b in bars]
     rates = [b[1] for b in bars]
-    ax.bar(names, rates, color=["#999999", "#1f77b4", "#6baed6", "#ff7f0e"])
+    ax.bar(names, rates, color=["#999999", "#1f77b4", "#6baed6", "#ff7f0e"][:len(bars)])
     ax.axhline(bound, color="#555555", linestyle="--", linewidth=1)
     for i, rate in enumerate(rates):
         ax.text(i, rate, f"{rate:.0f} fps\n{rate / bound:.2f} of input", ha="center", va="bottom", fontsize=8)
