@@ -152,58 +152,70 @@ TEST_CASE("subregions are cut from frames of every element type", "[batch]")
 
 TEST_CASE("preprocessing matches its formulas", "[batch]")
 {
-    std::mt19937 rng(5);
-    const ref::Shape s{2, {24, 20, 1}, {24, 20, 1}, FLCC_FULL};
-    const int h = 24, w = 20, n = h * w;
-    std::vector<float> img(size_t(2 * n)), tpl(size_t(2 * n));
-    std::uniform_real_distribution<float> u(100, 200);
-    for (auto& v : img) v = u(rng);
-    for (auto& v : tpl) v = u(rng);
-    for (int bandpass : {0, 1}) {
-        // zero mean, then the Hann window (numpy.hanning per axis), in double.
-        const auto hann = [](int i, int m) { return 0.5 - 0.5 * std::cos(2 * M_PI * i / (m - 1)); };
-        auto prep = [&](const std::vector<float>& in) {
-            std::vector<float> out(in.size());
-            for (int a = 0; a < 2; ++a) {
-                double mean = 0;
-                for (int i = 0; i < n; ++i) mean += in[size_t(a * n + i)];
-                mean /= n;
-                for (int r = 0; r < h; ++r)
-                    for (int c = 0; c < w; ++c)
-                        out[size_t(a * n + r * w + c)] =
-                            float((in[size_t(a * n + r * w + c)] - mean) * hann(r, h) * hann(c, w));
+    // Zero mean and Hann leave the subregions' borders ~0: FULL windows holding only them have a
+    // tiny, resolvable variance next to the padding's zeros. Many draws, by the planner's solver
+    // and by the one-box solver (centring the tiles of such windows lost them to the guard on
+    // several of these draws).
+    for (unsigned seed = 1; seed <= 30; ++seed)
+        for (const char* method : {static_cast<const char*>(nullptr), "host.fourier2.linear"}) {
+            std::mt19937 rng(seed);
+            const ref::Shape s{2, {24, 20, 1}, {24, 20, 1}, FLCC_FULL};
+            const int h = 24, w = 20, n = h * w;
+            std::vector<float> img(size_t(2 * n)), tpl(size_t(2 * n));
+            std::uniform_real_distribution<float> u(100, 200);
+            for (auto& v : img) v = u(rng);
+            for (auto& v : tpl) v = u(rng);
+            for (int bandpass : {0, 1}) {
+                // zero mean, then the Hann window (numpy.hanning per axis), in double.
+                const auto hann = [](int i, int m) {
+                    return 0.5 - 0.5 * std::cos(2 * M_PI * i / (m - 1));
+                };
+                auto prep = [&](const std::vector<float>& in) {
+                    std::vector<float> out(in.size());
+                    for (int a = 0; a < 2; ++a) {
+                        double mean = 0;
+                        for (int i = 0; i < n; ++i) mean += in[size_t(a * n + i)];
+                        mean /= n;
+                        for (int r = 0; r < h; ++r)
+                            for (int c = 0; c < w; ++c)
+                                out[size_t(a * n + r * w + c)] =
+                                    float((in[size_t(a * n + r * w + c)] - mean) * hann(r, h) *
+                                          hann(c, w));
+                    }
+                    if (bandpass) {   // the band-pass itself is checked against a DFT in
+                                      // test_preprocess
+                        flcc::host::PreprocessSpec spec;
+                        spec.bandpass_low = 1.5;
+                        spec.bandpass_high = 6;
+                        flcc::host::Preprocessor p({1, h, w}, spec);
+                        flcc::host::Preprocessor::Scratch scratch(p);
+                        for (int a = 0; a < 2; ++a) p.apply(out.data() + a * n, scratch);
+                    }
+                    return out;
+                };
+                const auto images = prep(img), templs = prep(tpl);
+                flcc_batch b;
+                flcc_batch_init(&b);
+                b.images = 2;
+                b.templates = 2;
+                b.zero_mean = 1;
+                b.hann = 1;
+                if (bandpass) {
+                    b.bandpass_low = 1.5f;
+                    b.bandpass_high = 6;
+                }
+                b.keep_maps = 1;
+                for (flcc_op op : {FLCC_XCORR, FLCC_LCORR}) {
+                    const BatchRun r =
+                        run_batch(op, s, b, host_options(method), img.data(), tpl.data());
+                    REQUIRE(r.created == FLCC_SUCCESS);
+                    REQUIRE(r.executed == FLCC_SUCCESS);
+                    INFO("seed " << seed << " " << r.method << " bandpass " << bandpass);
+                    check_maps(op, s, {FLCC_PAIRWISE, 2, 2, 2}, images, templs, r.maps.data(),
+                               r.peaks.data(), b.peaks);
+                }
             }
-            if (bandpass) {   // the band-pass itself is checked against a DFT in test_preprocess
-                flcc::host::PreprocessSpec spec;
-                spec.bandpass_low = 1.5;
-                spec.bandpass_high = 6;
-                flcc::host::Preprocessor p({1, h, w}, spec);
-                flcc::host::Preprocessor::Scratch scratch(p);
-                for (int a = 0; a < 2; ++a) p.apply(out.data() + a * n, scratch);
-            }
-            return out;
-        };
-        const auto images = prep(img), templs = prep(tpl);
-        flcc_batch b;
-        flcc_batch_init(&b);
-        b.images = 2;
-        b.templates = 2;
-        b.zero_mean = 1;
-        b.hann = 1;
-        if (bandpass) {
-            b.bandpass_low = 1.5f;
-            b.bandpass_high = 6;
         }
-        b.keep_maps = 1;
-        for (flcc_op op : {FLCC_XCORR, FLCC_LCORR}) {
-            const BatchRun r = run_batch(op, s, b, host_options(), img.data(), tpl.data());
-            REQUIRE(r.created == FLCC_SUCCESS);
-            REQUIRE(r.executed == FLCC_SUCCESS);
-            INFO("bandpass " << bandpass);
-            check_maps(op, s, {FLCC_PAIRWISE, 2, 2, 2}, images, templs, r.maps.data(), r.peaks.data(),
-                       b.peaks);
-        }
-    }
 }
 
 TEST_CASE("best over templates keeps the best value and its template", "[batch]")

@@ -1,25 +1,28 @@
 // The host Fourier solvers of one transform box: host.fourier2.linear, host.fourier3.linear.
-// The whole output is one tile (TileRunner::whole) whose numerator is the linear correlation of
-// the image alone with the prepared template: the image's values, placed at the start of a box
-// of fast transform sizes with zeros after them, one real-to-complex transform, one product with
-// the template's filter, one complex-to-real transform; output o reads the circular correlation
-// at (o - lo) mod n per axis. The box only needs to hold the image and the template's reach
-// past it (S + T - 1 for FULL, S for VALID), where the tiled variants transform the padded input
-// box in boundary and interior tiles (a FULL 128 x 128 pair: one 256² box here, nine boxes of up
-// to 256² there). These are the solvers of small problems, above all the pairs of batch plans.
+// The numerator of a frame is the linear correlation of the image alone with the prepared
+// template, from one transform: the image's values, placed at the start of a box of fast
+// transform sizes with zeros after them, one real-to-complex transform, one product with the
+// template's filter, one complex-to-real transform; output o reads the circular correlation at
+// (o - lo) mod n per axis. The box only needs to hold the image and the template's reach past it
+// (S + T - 1 for FULL, S for VALID), where the tiled variants transform each tile's padded input
+// box (a FULL 128 x 128 pair: one 256² box here, nine boxes of up to 256² there). These are the
+// solvers of small problems, above all the pairs of batch plans.
 //
-// LCC: the tile is centred on the image's mean c, and its padding holds -c (TileRunner::whole),
-// so that the window sums see values near 0 everywhere. The transform sees the image's centred
-// values and zeros: its rounding error is relative to the image's spread, not to its mean or the
-// padding's value. The padding's part of the numerator, -c times the sum of the taps over the
-// window's padding (taps that sum to ~0 less those over the image, from the taps' summed-volume
-// table), is added in double. Where no window reaches the padding (VALID), the image also loses
-// its additive background (plane, row and column means: gradients, steps) before the transform,
-// as the tiled variants' boxes do. The a-posteriori check (fourier_accuracy.h) then recomputes
-// the windows of too small a variance for that error.
+// The window sums and the finalisation are the tile pipeline's, on the layout of the whole
+// variant (one tile per boundary or interior run, interior tiles centred): each tile takes its
+// numerator from the frame's, as (N - centre * tap sum) * scale for the tile's centring.
 //
-// Threads: frames one at a time, FFTW's parallel loops on the executor's threads (as the whole
-// tiled variant). Memory and FFTW's reserve as in fourier_solver.cpp.
+// Accuracy: the transform sees the image less its mean mu (rounded to an integer for integer
+// data), so its rounding error is relative to the image's spread, not its mean; mu times the
+// sum of the taps over the image part of each window (from the taps' summed-volume table) is
+// added back in double. Where no window reaches the padding (VALID), the image also loses its
+// additive background (plane, row and column means: gradients, steps) first, as the tiled
+// variants' boxes do. An image of extreme magnitude is scaled by a power of two before the
+// transform, as the tile pipeline scales its boxes. The a-posteriori check (fourier_accuracy.h)
+// then recomputes the windows of too small a variance for that error.
+//
+// Threads: frames and tiles one at a time, FFTW's parallel loops on the executor's threads (as
+// the whole tiled variant). Memory and FFTW's reserve as in fourier_solver.cpp.
 #include "geometry/fft_size.h"
 #include "host/fourier_accuracy.h"
 #include "host/fourier_common.h"
@@ -32,8 +35,9 @@
 #include "plan/template.h"
 
 #include <algorithm>
-#include <atomic>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -96,18 +100,21 @@ public:
         : p_(p), ks_(runner.kernel_set()), runner_(runner), layout_(layout),
           fft_pool_(p.threads), scratch_(runner_.make_scratch()), real_(layout.real),
           spectrum_(2 * layout.complex), filter_(2 * layout.complex), taps_(p.templ_elems()),
-          table_(size_t((p.templ[0] + 1) * (p.templ[1] + 1) * (p.templ[2] + 1)))
+          numerator_(p.out_elems()),
+          table_(size_t((p.templ[0] + 1) * (p.templ[1] + 1) * (p.templ[2] + 1))),
+          row_table_(size_t(p.templ[2] + 1))
     {
         fft_ = std::make_unique<RealFft>(layout_.n, real_.data(), as_complex(spectrum_),
                                          fft_pool_, true);
-        if (p.op == Op::lcorr) {
-            background_ = std::make_unique<Background>(runner_.layout().in, ks_);
-            const LinearAxis& x = layout_.axis[2];
-            row_table_.resize(size_t(p.templ[2] + 1));
-            for (int64_t c = 0; c < p.out[2]; ++c) {
-                first_.push_back(int32_t(std::clamp<int64_t>(x.lo - c, 0, p.templ[2])));
-                last_.push_back(int32_t(std::clamp<int64_t>(x.hi - c, 0, p.templ[2])));
-            }
+        valid_ = true;
+        for (int a = 0; a < 3; ++a)
+            valid_ = valid_ && layout_.axis[a].lo == 0 &&
+                     layout_.axis[a].hi == p.out[a] + p.templ[a] - 1;
+        if (p.op == Op::lcorr && valid_) background_ = std::make_unique<Background>(p.image, ks_);
+        const LinearAxis& x = layout_.axis[2];
+        for (int64_t c = 0; c < p.out[2]; ++c) {
+            first_.push_back(int32_t(std::clamp<int64_t>(x.lo - c, 0, p.templ[2])));
+            last_.push_back(int32_t(std::clamp<int64_t>(x.hi - c, 0, p.templ[2])));
         }
         reserve_fft_memory();
     }
@@ -119,10 +126,10 @@ public:
             normalised_template(templ, n, constant, taps_.data());
             make_zero_sum(taps_.data(), n);
             marginals_.compute(taps_.data(), p_.templ);
-            make_table();
         } else {
             flipped_template(templ, n, taps_.data());
         }
+        make_table();
         {
             FftScope scope(fft_guard_, &fft_pool_);
             make_filter(taps_.data(), p_.templ, *fft_, layout_.n, real_.data(), filter_.data());
@@ -135,23 +142,28 @@ public:
     flcc_result execute(const float* image, float* out, int64_t count, MemorySpace) override
     {
         FftScope scope(fft_guard_, &fft_pool_);
+        const int64_t tiles = runner_.layout().tiles_per_frame();
         for (int64_t f = 0; f < count; ++f) {
             const float* frame = image + f * p_.image_elems();
             float* out_frame = out + f * p_.out_elems();
-            if (!runner_.run(frame, out_frame, 0, scratch_, *this, 0)) return FLCC_NONFINITE_INPUT;
+            frame_numerator(frame);
             if (fft_guard_.take_failure())
                 return fail(FLCC_ALLOC_FAILED, "out of memory in FFTW executing a transform");
-            if (p_.op == Op::lcorr)
-                check_lcc_tile(p_, tile_, tile_.num, tile_.num_row, tile_.num_plane, bound_,
-                               taps_.data(), tap_sum_, frame, out_frame);
+            for (int64_t t = 0; t < tiles; ++t) {
+                if (!runner_.run(frame, out_frame, t, scratch_, *this, 0)) return FLCC_NONFINITE_INPUT;
+                if (p_.op == Op::lcorr)
+                    check_lcc_tile(p_, tile_, tile_.num, tile_.num_row, tile_.num_plane,
+                                   bound_ * tile_.scale / unit_, taps_.data(), tap_sum_, frame,
+                                   out_frame);
+            }
         }
         return FLCC_SUCCESS;
     }
 
     int64_t memory_bytes() const override
     {
-        return runner_.scratch_bytes() + layout_.fft_bytes() + 4 * taps_.size() +
-               8 * table_.size() + fft_guard_.reserve_bytes();
+        return runner_.scratch_bytes() + layout_.fft_bytes() + 4 * (taps_.size() + numerator_.size()) +
+               8 * int64_t(table_.size()) + fft_guard_.reserve_bytes();
     }
 
 private:
@@ -196,37 +208,55 @@ private:
     const float* lcc_taps() const override { return p_.op == Op::lcorr ? taps_.data() : nullptr; }
     double lcc_tap_sum() const override { return tap_sum_; }
 
-    bool compute(const TileView& t, int) override   // true: it does not check (not in place)
+    // The frame's numerator times unit_ (over the whole output) and its error bound.
+    void frame_numerator(const float* frame)
     {
         const Extent& n = layout_.n;
-        const LinearAxis* ax = layout_.axis;
+        const Extent& S = p_.image;
         float* real = real_.data();
-        // The image's values, at the start of the box, zeros after them; without padding in
-        // reach, less their background.
-        const int64_t len[3] = {ax[0].hi - ax[0].lo, ax[1].hi - ax[1].lo, ax[2].hi - ax[2].lo};
-        Background* bg = t.boundary ? nullptr : background_.get();
-        if (bg != nullptr) bg->begin({len[0], len[1], len[2]});
+        // The image's mean and range: an extreme magnitude is scaled by a power of two first
+        // (unit_), as the tile pipeline scales its boxes, so that the transform neither
+        // overflows nor loses denormal digits.
+        double sum = 0;
+        bool integral = true;
+        float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+        for (int64_t row = 0; row < S[0] * S[1]; ++row) {
+            const float* v = frame + row * S[2];
+            sum += ks_.sum(v, S[2], integral);
+            for (int64_t c = 0; c < S[2]; ++c) {
+                lo = std::min(lo, v[c]);
+                hi = std::max(hi, v[c]);
+            }
+        }
+        double mean = sum / double(std::max<int64_t>(p_.image_elems(), 1));
+        if (!std::isfinite(mean)) mean = 0;   // non-finite input: the gather reports it
+        if (integral && std::fabs(mean) < 0x1p30) mean = std::nearbyint(mean);
+        const double m = std::max(std::fabs(double(hi) - mean), std::fabs(double(lo) - mean));
+        const bool extreme = std::isfinite(m) && (m > 0x1p40 || (m > 0 && m < 0x1p-40));
+        unit_ = extreme ? std::ldexp(1.0, -std::ilogb(m)) : 1.0;
+        // The image at the start of the box, (x - mean) * unit_ (VALID LCC of ordinary
+        // magnitude: less its background instead), zeros after it.
+        Background* bg = extreme ? nullptr : background_.get();
+        if (bg != nullptr) bg->begin(S);
         double energy = 0;
         for (int64_t a = 0; a < n[0]; ++a) {
             float* plane = real + a * n[1] * n[2];
-            if (a >= len[0]) {
+            if (a >= S[0]) {
                 std::memset(plane, 0, sizeof(float) * size_t(n[1] * n[2]));
                 continue;
             }
-            for (int64_t i = 0; i < len[1]; ++i) {
+            for (int64_t i = 0; i < S[1]; ++i) {
                 float* dst = plane + i * n[2];
-                const float* src =
-                    t.x + (ax[0].lo + a) * t.x_plane + (ax[1].lo + i) * t.x_row + ax[2].lo;
+                const float* src = frame + (a * S[1] + i) * S[2];
                 if (bg != nullptr) {
                     bg->copy_row(dst, src, a, i);
                 } else {
-                    float sum = 0, squares = 0;
-                    ks_.copy_moments(dst, src, len[2], sum, squares);
-                    energy += double(squares);
+                    ks_.copy_scaled(dst, src, S[2], mean, unit_);
+                    for (int64_t c = 0; c < S[2]; ++c) energy += double(dst[c]) * double(dst[c]);
                 }
-                std::memset(dst + len[2], 0, sizeof(float) * size_t(n[2] - len[2]));
+                std::memset(dst + S[2], 0, sizeof(float) * size_t(n[2] - S[2]));
             }
-            std::memset(plane + len[1] * n[2], 0, sizeof(float) * size_t((n[1] - len[1]) * n[2]));
+            std::memset(plane + S[1] * n[2], 0, sizeof(float) * size_t((n[1] - S[1]) * n[2]));
         }
         const bool background = bg != nullptr && bg->fit();
         if (bg != nullptr) energy = background ? bg->subtract(real, n) : bg->energy();
@@ -236,33 +266,32 @@ private:
         fft_->inverse(as_complex(spectrum_), real);
 
         // Output o at (o - lo) mod n: per row, columns [0, lo) from the box row's last lo
-        // columns, the rest from its start.
+        // columns, the rest from its start; then what the centring took away.
+        const Extent& out = p_.out;
+        const LinearAxis* ax = layout_.axis;
         const auto wrap = [](int64_t o, const LinearAxis& x) { return (o - x.lo + x.n) % x.n; };
-        const int64_t head = std::min(ax[2].lo, t.cols);
-        if (background) bg->correlate(marginals_, {t.planes, t.rows, t.cols});
-        for (int64_t q = 0; q < t.planes; ++q)
-            for (int64_t r = 0; r < t.rows; ++r) {
+        const int64_t head = std::min(ax[2].lo, out[2]);
+        if (background) bg->correlate(marginals_, out);
+        const double shift = bg != nullptr ? 0.0 : mean * unit_;
+        for (int64_t q = 0; q < out[0]; ++q)
+            for (int64_t r = 0; r < out[1]; ++r) {
                 const float* src = real + (wrap(q, ax[0]) * n[1] + wrap(r, ax[1])) * n[2];
-                float* dst = t.num + q * t.num_plane + r * t.num_row;
+                float* dst = numerator_.data() + (q * out[1] + r) * out[2];
                 std::memcpy(dst, src + n[2] - ax[2].lo, sizeof(float) * size_t(head));
-                std::memcpy(dst + head, src, sizeof(float) * size_t(t.cols - head));
-                if (t.boundary && t.padding != 0.0f) add_padding(t, q, r, dst);
+                std::memcpy(dst + head, src, sizeof(float) * size_t(out[2] - head));
                 if (background)
-                    add_background(dst, t.cols, bg->constant() + bg->along(0)[q] + bg->along(1)[r],
+                    add_background(dst, out[2], bg->constant() + bg->along(0)[q] + bg->along(1)[r],
                                    bg->along(2));
+                else if (shift != 0)
+                    add_mean(shift, q, r, dst);
             }
-        if (p_.op == Op::lcorr) {
-            tile_ = t;
-            bound_ = fft_error_bound(energy, len[0] * len[1] * len[2], layout_.real);
-        }
-        return true;
+        bound_ = fft_error_bound(energy, p_.image_elems(), layout_.real);
     }
 
-    // The padding's part of output row (q, r): padding * (the sum of the taps over the window's
-    // padding) = padding * (tap_sum - the taps over the image), in double. The taps over the
-    // image are a box of the table: its planes and rows fixed for the row, its columns
-    // [first_[c], last_[c]) per output column.
-    void add_padding(const TileView& t, int64_t q, int64_t r, float* dst)
+    // dst[c] += mean * (the taps over the image part of output (q, r, c)'s window), in double.
+    // The taps over the image are a box of the table: its planes and rows fixed for the row, its
+    // columns [first_[c], last_[c]) per output column.
+    void add_mean(double mean, int64_t q, int64_t r, float* dst)
     {
         const LinearAxis* ax = layout_.axis;
         const Extent& tp = p_.templ;
@@ -278,10 +307,31 @@ private:
         for (int64_t k = 0; k <= tp[2]; ++k)
             rows[k] = s[e[0] * r0 + e[1] * r1 + k] - s[b[0] * r0 + e[1] * r1 + k] -
                       s[e[0] * r0 + b[1] * r1 + k] + s[b[0] * r0 + b[1] * r1 + k];
-        const double pad = double(t.padding);
-        for (int64_t c = 0; c < t.cols; ++c)
-            dst[c] = float(double(dst[c]) +
-                           pad * (tap_sum_ - (rows[last_[size_t(c)]] - rows[first_[size_t(c)]])));
+        for (int64_t c = 0; c < p_.out[2]; ++c)
+            dst[c] = float(double(dst[c]) + mean * (rows[last_[size_t(c)]] - rows[first_[size_t(c)]]));
+    }
+
+    // A tile's numerator from the frame's (N * unit_): its box holds (frame - centre) * scale,
+    // so N_tile = (N - centre * tap sum) * scale (its windows lie in the image wherever
+    // centre != 0).
+    bool compute(const TileView& t, int) override   // true: it does not check (not in place)
+    {
+        const Extent& out = p_.out;
+        const double ratio = t.scale / unit_, shift = t.centre * tap_sum_ * unit_;
+        const bool plain = shift == 0 && ratio == 1;
+        for (int64_t q = 0; q < t.planes; ++q)
+            for (int64_t r = 0; r < t.rows; ++r) {
+                const float* src = numerator_.data() +
+                                   ((t.origin[0] + q) * out[1] + t.origin[1] + r) * out[2] + t.origin[2];
+                float* dst = t.num + q * t.num_plane + r * t.num_row;
+                if (plain) {
+                    std::memcpy(dst, src, sizeof(float) * size_t(t.cols));
+                    continue;
+                }
+                for (int64_t c = 0; c < t.cols; ++c) dst[c] = float((double(src[c]) - shift) * ratio);
+            }
+        tile_ = t;
+        return true;
     }
 
     Problem p_;
@@ -292,21 +342,24 @@ private:
     FftGuard fft_guard_;    // before fft_: outlives the plans
     TileScratch scratch_;
     AlignedArray<float> real_, spectrum_, filter_, taps_;
+    AlignedArray<float> numerator_;   // the frame's numerator, over the whole output
     std::unique_ptr<RealFft> fft_;
-    std::unique_ptr<Background> background_;   // LCC
+    bool valid_ = false;                        // no window reaches the padding
+    std::unique_ptr<Background> background_;    // VALID LCC
     TemplateMarginals marginals_;               // LCC: for the background's correlation
-    std::vector<double> table_;   // LCC: the taps' summed-volume table
-    std::vector<double> row_table_;             // add_padding's per-row table
+    std::vector<double> table_;                 // the taps' summed-volume table
+    std::vector<double> row_table_;             // add_mean's per-row table
     std::vector<int32_t> first_, last_;         // per output column: its taps over the image
     double tap_sum_ = 0;
-    TileView tile_{};             // LCC: the frame's tile, for the a-posteriori check
-    double bound_ = 0;
+    double unit_ = 1;     // the frame's scale (a power of two) in numerator_ and bound_
+    TileView tile_{};     // the last tile, for the a-posteriori check
+    double bound_ = 0;    // the frame's numerator's error bound
 };
 
 class LinearCandidate final : public Candidate {
 public:
     explicit LinearCandidate(const Problem& p)
-        : p_(p), runner_(TileRunner::whole(p, select_kernel_set())), layout_(p)
+        : p_(p), runner_(p, select_kernel_set(), p.out, 1, 1), layout_(p)
     {
     }
 

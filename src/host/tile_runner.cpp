@@ -103,18 +103,6 @@ TileRunner::TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int r
     l.num_plane = l.num_row * l.padded[1];
 }
 
-TileRunner TileRunner::whole(const Problem& p, const KernelSet& ks)
-{
-    TileRunner r(p, ks, p.out, 1, 1);
-    for (int a = 0; a < 3; ++a) {
-        const bool boundary = std::any_of(r.layout_.segments[a].begin(), r.layout_.segments[a].end(),
-                                          [](const Segment& s) { return s.boundary; });
-        r.layout_.segments[a] = {{0, p.out[a], boundary}};
-    }
-    r.centre_boundary_ = true;
-    return r;
-}
-
 TileScratch TileRunner::make_scratch() const
 {
     const TileLayout& l = layout_;
@@ -234,7 +222,8 @@ bool TileRunner::run_in_place(const float* frame, float* out_frame, const Box& b
     v.cols = v.real_cols = b.real[2];
     v.origin = b.origin;
     v.boundary = false;
-    v.padding = 0;
+    v.centre = 0;
+    v.scale = 1;
     const bool outputs_finite = numerator.compute(v, thread);
     // Every value of the input box reaches some output of the tile (with some tap), and a
     // non-finite term makes an IEEE sum non-finite: finite outputs prove a finite box. A
@@ -261,11 +250,9 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
         return run_in_place(frame, out_frame, b, numerator, thread);
     float* x = s.x.data();
 
-    // Gather the input box, centred on c for LCC (boundary tiles: c = 0, see Segment, unless
-    // whole() centres them), padding included (the padding holds 0 - c: LCC is invariant to a
-    // constant on the padded image).
-    const bool centred = lcorr && (!b.boundary || centre_boundary_);
-    const double c = centred ? centre_of(frame, b) : 0.0;
+    // Gather the input box, centred on c for LCC (boundary tiles: c = 0, see Segment), padding
+    // included (the padding holds 0 - c: LCC is invariant to a constant on the padded image).
+    const double c = lcorr && !b.boundary ? centre_of(frame, b) : 0.0;
     const float cf = static_cast<float>(c);
     TileStats st;
     for_box_rows(frame, b, x, [&](float* dst, const float* src, int64_t lead, int64_t n) {
@@ -275,22 +262,18 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     });
     if (!st.finite && p_.check_finite) return false;
 
-    float padding = -cf;
     double tau_abs = -1;   // exact mode unless set below
     double small_s2 = 0;
+    double scale = 1;
     if (lcorr && st.finite) {
-        // The magnitude of the values real windows see: image values, and the padding's -c where
-        // a centred tile's windows reach it (boundary tiles of the tiled layouts have c = 0;
-        // interior tiles' real windows never reach the -c fill).
+        // The magnitude of the values real windows see: image values only. Boundary tiles have
+        // c = 0, so their padding is 0; interior tiles' real windows never reach the -c fill.
         double m = std::max(std::fabs(double(st.vmax) - double(cf)), std::fabs(double(st.vmin) - double(cf)));
-        if (b.boundary) m = std::max(m, std::fabs(double(cf)));
-        double scale = 1;
         if (m > 0x1p40 || (m > 0 && m < 0x1p-40)) {
             // Extreme magnitude: centre and scale by a power of two in double (LCC is invariant
             // to scaling), so sums cannot overflow and D fits a float.
             scale = std::ldexp(1.0, -std::ilogb(m));
             m *= scale;
-            padding = static_cast<float>(-double(cf) * scale);
             for_box_rows(frame, b, x, [&](float* dst, const float* src, int64_t lead, int64_t n) {
                 const float pad = static_cast<float>(-double(cf) * scale);
                 std::fill(dst, dst + lead, pad);
@@ -326,7 +309,8 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     v.real_cols = b.real[2];
     v.origin = b.origin;
     v.boundary = b.boundary;
-    v.padding = padding;
+    v.centre = double(cf);
+    v.scale = scale;
     numerator.compute(v, thread);   // the gather checked the input
 
     for (int64_t q = 0; q < b.real[0]; ++q) {

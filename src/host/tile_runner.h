@@ -79,8 +79,8 @@ struct TileView {
     int64_t planes, rows, cols;        // padded extents to compute
     int64_t real_rows, real_cols;      // real outputs (the rest is discarded)
     Extent origin;                     // output index of the tile's first output
-    bool boundary;                     // some window reaches into the padding
-    float padding;                     // the value the gather put in the padding: -c (scaled)
+    bool boundary;                     // not centred: some window reaches into the padding
+    double centre, scale;              // the box holds (frame value - centre) * scale
 };
 
 // Computes the numerator of one tile (direct kernels, FFTs, ...); `thread` indexes the
@@ -109,12 +109,6 @@ public:
     // the gather and store passes (run_in_place).
     TileRunner(const Problem& p, const KernelSet& ks, Extent tile, int row_multiple,
                int col_multiple, bool in_place = false);
-
-    // One tile covering the whole output, centred on its own mean for LCC even where windows
-    // reach the padding, which then holds -c (LCC is invariant to a constant added to the
-    // padded image; the window sums see values near 0 throughout). Only for numerators whose
-    // error does not grow with the padding's value: they find it in TileView::padding.
-    static TileRunner whole(const Problem& p, const KernelSet& ks);
 
     const TileLayout& layout() const { return layout_; }
     const KernelSet& kernel_set() const { return ks_; }
@@ -149,7 +143,6 @@ private:
     const KernelSet& ks_;
     int row_multiple_, col_multiple_;
     bool in_place_;
-    bool centre_boundary_ = false;   // whole(): boundary tiles are centred too
     TileLayout layout_;
 };
 
