@@ -106,11 +106,11 @@ public:
     {
         fft_ = std::make_unique<RealFft>(layout_.n, real_.data(), as_complex(spectrum_),
                                          fft_pool_, true);
-        valid_ = true;
+        bool valid = true;   // no window reaches the padding
         for (int a = 0; a < 3; ++a)
-            valid_ = valid_ && layout_.axis[a].lo == 0 &&
-                     layout_.axis[a].hi == p.out[a] + p.templ[a] - 1;
-        if (p.op == Op::lcorr && valid_) background_ = std::make_unique<Background>(p.image, ks_);
+            valid = valid && layout_.axis[a].lo == 0 &&
+                    layout_.axis[a].hi == p.out[a] + p.templ[a] - 1;
+        if (p.op == Op::lcorr && valid) background_ = std::make_unique<Background>(p.image, ks_);
         const LinearAxis& x = layout_.axis[2];
         for (int64_t c = 0; c < p.out[2]; ++c) {
             first_.push_back(int32_t(std::clamp<int64_t>(x.lo - c, 0, p.templ[2])));
@@ -344,7 +344,6 @@ private:
     AlignedArray<float> real_, spectrum_, filter_, taps_;
     AlignedArray<float> numerator_;   // the frame's numerator, over the whole output
     std::unique_ptr<RealFft> fft_;
-    bool valid_ = false;                        // no window reaches the padding
     std::unique_ptr<Background> background_;    // VALID LCC
     TemplateMarginals marginals_;               // LCC: for the background's correlation
     std::vector<double> table_;                 // the taps' summed-volume table
