@@ -10,6 +10,8 @@
 //                step, each searched in the 64 x 64 window around it in the second frame
 //   piv-full     frame pairs of 2048 x 2048 uint8, 4096 windows of 32 x 32 (a 64 x 64 grid),
 //                each correlated with the same window of the first frame (FULL, zero mean)
+//   piv-same     the same windows, SAME region: displacements -16 to 15 per axis, the range of
+//                a circular 32 x 32 correlation (the CuPy peer's map)
 //
 // --platform device runs the GPU engine; --memory says where the frames are: host (pageable),
 // pinned (page-locked host: the stream case) or device (device-resident; peaks to the host).
@@ -78,12 +80,12 @@ Workload make_workload(const std::string& name)
                 w.image_origins.insert(w.image_origins.end(), {y, x});
                 w.templ_origins.insert(w.templ_origins.end(), {y + 16, x + 16});
             }
-    } else if (name == "piv-full") {
+    } else if (name == "piv-full" || name == "piv-same") {
         w.frame = {2048, 2048, 1};
         w.type = FLCC_UINT8;
         w.image = {32, 32, 1};
         w.templ = {32, 32, 1};
-        w.region = FLCC_FULL;
+        w.region = name == "piv-full" ? FLCC_FULL : FLCC_SAME;
         w.zero_mean = true;
         w.templ_per_frame = 1;
         for (int y = 0; y < 2048; y += 32)
@@ -135,7 +137,7 @@ int main(int argc, char** argv)
     int frames = 16, repeats = 5, threads = 0;
     std::string rigor = "measure", platform = "host", memory = "host";
     bool hann = false;
-    app.add_option("--problem", problem, "ebsd-search, ebsd-full, piv or piv-full");
+    app.add_option("--problem", problem, "ebsd-search, ebsd-full, piv, piv-full or piv-same");
     app.add_option("--platform", platform, "host or device")->check(CLI::IsMember({"host", "device"}));
     app.add_option("--memory", memory, "where the frames are: host, pinned or device")
         ->check(CLI::IsMember({"host", "pinned", "device"}));
@@ -143,7 +145,7 @@ int main(int argc, char** argv)
     app.add_option("--frames", frames, "frames per exec")->check(CLI::PositiveNumber);
     app.add_option("--repeats", repeats, "timed execs")->check(CLI::PositiveNumber);
     app.add_option("--threads", threads, "0 = all hardware threads");
-    app.add_option("--method", method, "force a per-pair solver");
+    app.add_option("--method", method, "force a per-pair solver or a GPU engine");
     app.add_option("--rigor", rigor, "measure or estimate");
     app.add_flag("--hann", hann, "Hann window on every subregion");
     CLI11_PARSE(app, argc, argv);
@@ -244,7 +246,7 @@ int main(int argc, char** argv)
                 "\"seconds\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}, \"repeats\": %d, "
                 "\"frames_per_second\": %.6g, \"machine\": {\"cpu\": \"%s\", \"hardware_threads\": %d}}\n",
                 w.name.c_str(), w.frame.h, w.frame.w, n, w.image.h, w.image.w, w.templ.h, w.templ.w,
-                w.region == FLCC_FULL ? "full" : "valid", refine.c_str(), frames, platform.c_str(),
+                w.region == FLCC_FULL ? "full" : w.region == FLCC_SAME ? "same" : "valid", refine.c_str(), frames, platform.c_str(),
                 memory.c_str(), flcc_plan_method(plan), rigor.c_str(), threads == 0 ? hw : threads, plan_seconds,
                 median, times.front(), times.back(), repeats, 1 / median,
                 bench::json_escape(bench::cpu_model()).c_str(), hw);

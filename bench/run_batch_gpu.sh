@@ -24,12 +24,16 @@ run() { "$@" >> "$out" || { echo "FAILED: $*" >&2; failed=1; }; }
 
 run "$py" "$root/bench/gpu/gpu_peers.py" --bandwidth
 for round in $(seq "$rounds"); do
-    for problem in ebsd-full ebsd-search piv-full piv; do
+    for problem in ebsd-full ebsd-search piv-full piv-same piv; do
+        # The plan's own choice of engine, device-resident and streamed; then each engine forced.
         for memory in device pinned; do
             run "$bench" --problem "$problem" --platform device --memory "$memory" --frames 64 --repeats 7
         done
+        for engine in device.batch.fourier device.batch.direct; do
+            run "$bench" --problem "$problem" --platform device --memory device --method "$engine" --frames 64 --repeats 7
+        done
         case "$problem" in
-            ebsd-full|piv-full) run "$py" "$root/bench/gpu/batch_cupy.py" --problem "$problem" ;;
+            ebsd-full|piv-full|piv-same) run "$py" "$root/bench/gpu/batch_cupy.py" --problem "$problem" ;;
         esac
     done
     # The stream with more frames per exec: an exec's first upload overlaps no compute, which

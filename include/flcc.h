@@ -371,16 +371,19 @@ FLCC_API void flcc_batch_init(flcc_batch *batch);
  * description. `opts` as for flcc_plan_create (NULL: defaults); options.type is ignored, the
  * pairs of a frame are always many. The planner picks the per-pair solver (options.method may
  * force one by name, any host solver of the pair problem) and runs pairs in parallel over
- * options.threads, on the host for platform HOST. Platform DEVICE (or options.method
- * "device.batch.fourier") runs the 2D pairs on the GPU: batched cuFFT linear correlations and
- * the peaks found there (the fits made from the map values around each peak, as on the host);
- * band-pass, UPSAMPLED and 3D then give FLCC_METHOD_NOT_APPLICABLE, no usable GPU
- * FLCC_NO_DEVICE. Platform ANY (with no options.method) runs on the GPU engine where it runs the
- * plan and is faster: FLCC_MEASURE times one synthetic frame on each at plan time, FLCC_ESTIMATE
- * takes the engine wherever it runs; otherwise the host. flcc_plan_output_size gives one map's
- * extent; flcc_plan_method the per-pair
- * solver (or "device.batch.fourier"); flcc_destroy frees the plan. The other exec functions refuse a batch
- * plan (FLCC_OPERATION_MISMATCH), and flcc_batch_exec refuses other plans.
+ * options.threads, on the host for platform HOST. Platform DEVICE runs the 2D pairs on the GPU,
+ * on one of two engines: "device.batch.fourier" (batched cuFFT linear correlations) or
+ * "device.batch.direct" (one thread block per pair summing the products in shared memory: small
+ * pairs; FLCC_METHOD_NOT_APPLICABLE where a pair's values exceed a block's shared memory, or for
+ * LCC images wider than 256), the faster one by timing (FLCC_ESTIMATE: by an estimate of their
+ * costs) unless options.method names one; the peaks are found there (the fits made from the map
+ * values around each peak, as on the host); band-pass, UPSAMPLED and 3D then give
+ * FLCC_METHOD_NOT_APPLICABLE, no usable GPU FLCC_NO_DEVICE. Platform ANY (with no options.method)
+ * runs on the fastest of the host and the engines that run the plan: FLCC_MEASURE times one
+ * synthetic frame on each at plan time, FLCC_ESTIMATE takes the estimated engine wherever one
+ * runs; otherwise the host. flcc_plan_output_size gives one map's extent; flcc_plan_method the
+ * per-pair solver or the engine; flcc_destroy frees the plan. The other exec functions refuse a
+ * batch plan (FLCC_OPERATION_MISMATCH), and flcc_batch_exec refuses other plans.
  */
 FLCC_API flcc_result flcc_batch_plan_create(flcc_plan *plan, flcc_op op, int dim, flcc_size image,
                                             flcc_size templ, const flcc_batch *batch,

@@ -491,9 +491,11 @@ TEST_CASE("batch plans reject bad arguments with specific codes", "[batch]")
     b.refine = static_cast<flcc_refine>(8);
     CHECK(create(b) == FLCC_INVALID_VALUE);
     flcc_batch_init(&b);
-    o.method = "device.batch.fourier";   // the GPU engine, on platform HOST
-    CHECK(create(b) == FLCC_METHOD_NOT_APPLICABLE);
-    CHECK(plan == nullptr);
+    for (const char* engine : {"device.batch.fourier", "device.batch.direct"}) {   // GPU engines, on HOST
+        o.method = engine;
+        CHECK(create(b) == FLCC_METHOD_NOT_APPLICABLE);
+        CHECK(plan == nullptr);
+    }
     o = host_options("no.such.solver");
     CHECK(create(b) == FLCC_UNKNOWN_METHOD);
 

@@ -1,16 +1,18 @@
-// Batch plans on the GPU (flcc.h, "Batched correlation and peaks"; the engine
-// device.batch.fourier): maps against the float64 reference in every operation, region and
-// pairing, subregions of every element type with preprocessing, peaks and their refinements
-// against the host runner's, best over templates, flat maps, non-finite input, template reuse,
-// several frames per call and device pointers, and platform ANY's choice between the host
-// runner and the engine. Without a usable GPU every case but the first and the last but one
-// says so and is skipped (the ANY case then checks that the host runner stays).
+// Batch plans on the GPU (flcc.h, "Batched correlation and peaks"; the engines
+// device.batch.fourier and device.batch.direct, each forced by name): maps against the float64
+// reference in every operation, region and pairing, subregions of every element type with
+// preprocessing, peaks and their refinements against the host runner's, best over templates,
+// flat maps, non-finite input, template reuse, several frames per call and device pointers, and
+// the choice among the host runner and the engines (DEVICE, ANY). Without a usable GPU every
+// case but the first and the ANY case says so and is skipped (the ANY case then checks that the
+// host runner stays).
 #include "batch_helpers.h"
 #include "device_test_support.h"
 #include "helpers.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -24,16 +26,22 @@ using dt::skip_without_gpu;
 
 namespace {
 
-const char* const kEngine = "device.batch.fourier";
+const char* const kFourier = "device.batch.fourier";
+const char* const kDirect = "device.batch.direct";
+const char* const kEngines[] = {kFourier, kDirect};
 
-flcc_options device_options(flcc_region region = FLCC_FULL)
+// DEVICE, with `engine` forced by name (NULL: the plan's choice).
+flcc_options device_options(flcc_region region = FLCC_FULL, const char* engine = nullptr)
 {
     flcc_options o;
     flcc_options_init(&o);
     o.platform = FLCC_DEVICE;
     o.region = region;
+    o.method = engine;
     return o;
 }
+
+bool is_engine(const std::string& method) { return method == kFourier || method == kDirect; }
 
 // Smooth random patterns (sums of a few waves): maps with one clear peak, well away from ties.
 std::vector<float> smooth_stack(int h, int w, int count, std::mt19937& rng)
@@ -65,11 +73,13 @@ TEST_CASE("without a GPU, DEVICE batch plans fail with FLCC_NO_DEVICE", "[device
     CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_NO_DEVICE);
     CHECK(plan == nullptr);
     o.platform = FLCC_ANY;
-    o.method = kEngine;
-    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_NO_DEVICE);
+    for (const char* engine : kEngines) {
+        o.method = engine;
+        CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_NO_DEVICE);
+    }
 }
 
-TEST_CASE("the GPU batch engine matches the float64 reference, forced by name", "[device][batch]")
+TEST_CASE("the GPU batch engines match the float64 reference, forced by name", "[device][batch]")
 {
     if (skip_without_gpu()) return;
     std::mt19937 rng(17);
@@ -78,7 +88,10 @@ TEST_CASE("the GPU batch engine matches the float64 reference, forced by name", 
         {2, {19, 23, 1}, {5, 4, 1}, FLCC_VALID},  {2, {32, 32, 1}, {32, 32, 1}, FLCC_FULL},
         {2, {64, 48, 1}, {16, 9, 1}, FLCC_VALID}, {2, {30, 31, 1}, {8, 7, 1}, FLCC_SAME},
         {2, {12, 400, 1}, {5, 7, 1}, FLCC_SAME},   // wider than the banded finalisation takes
+        {2, {32, 32, 1}, {32, 32, 1}, FLCC_SAME},  {2, {9, 70, 1}, {13, 3, 1}, FLCC_FULL},
+        {2, {6, 5, 1}, {11, 9, 1}, FLCC_FULL},     // templates larger than the images
     };
+    for (const char* engine : kEngines)
     for (const ref::Shape& s : shapes)
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR, FLCC_XCORR})
             for (const Pairing pg : {Pairing{FLCC_ALL_PAIRS, 2, 3, 6}, Pairing{FLCC_PAIRWISE, 2, 6, 6},
@@ -92,15 +105,18 @@ TEST_CASE("the GPU batch engine matches the float64 reference, forced by name", 
                 b.peaks = 2;
                 const std::vector<float> images = stack(s, true, b.images, rng);
                 const std::vector<float> templs = stack(s, false, b.templates, rng);
-                flcc_options o = device_options(s.region);
+                flcc_options o = device_options(s.region, engine);
                 o.platform = FLCC_ANY;
-                o.method = kEngine;
                 const BatchRun r = run_batch(op, s, b, o, images.data(), templs.data());
-                INFO(op_name(op) << " " << th::describe(s) << " pairing " << pg.pairing << " "
-                                 << pg.images << "x" << pg.templates << ": " << flcc_last_error_detail());
+                INFO(engine << " " << op_name(op) << " " << th::describe(s) << " pairing " << pg.pairing << " "
+                            << pg.images << "x" << pg.templates << ": " << flcc_last_error_detail());
+                if (engine == kDirect && op == FLCC_LCORR && s.image.w > 256) {   // a thread per column
+                    CHECK(r.created == FLCC_METHOD_NOT_APPLICABLE);
+                    continue;
+                }
                 REQUIRE(r.created == FLCC_SUCCESS);
                 REQUIRE(r.executed == FLCC_SUCCESS);
-                CHECK(r.method == kEngine);
+                CHECK(r.method == engine);
                 CHECK(r.pairs == pg.pairs);
                 check_maps(op, s, pg, images, templs, r.maps.data(), r.peaks.data(), b.peaks);
             }
@@ -114,6 +130,7 @@ TEST_CASE("GPU batches cut subregions of every element type and preprocess them"
     const flcc_size frame{40, 50, 1};
     const std::vector<int> origins{0, 0, 10, 12, 24, 32, 5, 3};   // overlapping; one at the corner
     const int n = 4, fn = 40 * 50;
+    for (const char* engine : kEngines)
     for (const ref::Shape& s : {ref::Shape{2, {16, 18, 1}, {16, 18, 1}, FLCC_FULL},
                                 ref::Shape{2, {16, 18, 1}, {16, 18, 1}, FLCC_VALID}})
         for (int pre = 0; pre < 2; ++pre)
@@ -169,8 +186,8 @@ TEST_CASE("GPU batches cut subregions of every element type and preprocess them"
                 b.zero_mean = pre;
                 b.hann = pre;
                 b.keep_maps = 1;
-                const BatchRun r = run_batch(FLCC_LCORR, s, b, device_options(s.region), img_in, tpl_in);
-                INFO(th::describe(s) << " type " << type << " preprocessed " << pre << ": "
+                const BatchRun r = run_batch(FLCC_LCORR, s, b, device_options(s.region, engine), img_in, tpl_in);
+                INFO(engine << " " << th::describe(s) << " type " << type << " preprocessed " << pre << ": "
                                      << flcc_last_error_detail());
                 REQUIRE(r.created == FLCC_SUCCESS);
                 REQUIRE(r.executed == FLCC_SUCCESS);
@@ -203,7 +220,8 @@ TEST_CASE("GPU batch peaks and refinements agree with the host runner's", "[devi
                          Mode{FLCC_REFINE_GAUSSIAN, 5, 0}, Mode{FLCC_REFINE_QUADRATIC, 3, 0},
                          Mode{FLCC_REFINE_QUADRATIC, 5, 0}, Mode{FLCC_REFINE_QUADRATIC, 7, 1},
                          Mode{FLCC_REFINE_PARABOLIC, 5, 1}})
-        for (flcc_op op : {FLCC_LCORR, FLCC_XCORR}) {
+        for (flcc_op op : {FLCC_LCORR, FLCC_XCORR})
+        for (const char* engine : kEngines) {
             flcc_batch b;
             flcc_batch_init(&b);
             b.pairing = FLCC_ALL_PAIRS;
@@ -219,8 +237,8 @@ TEST_CASE("GPU batch peaks and refinements agree with the host runner's", "[devi
             flcc_options ho = host_options();
             ho.region = s.region;
             const BatchRun h = run_batch(op, s, b, ho, im.data(), tp.data());
-            const BatchRun d = run_batch(op, s, b, device_options(s.region), im.data(), tp.data());
-            INFO(op_name(op) << " refine " << m.refine << " fit " << m.fit << " best " << m.best << ": "
+            const BatchRun d = run_batch(op, s, b, device_options(s.region, engine), im.data(), tp.data());
+            INFO(engine << " " << op_name(op) << " refine " << m.refine << " fit " << m.fit << " best " << m.best << ": "
                              << flcc_last_error_detail());
             REQUIRE(h.executed == FLCC_SUCCESS);
             REQUIRE(d.executed == FLCC_SUCCESS);
@@ -264,14 +282,16 @@ TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and d
     for (auto& v : noise2) v = u(rng);
 
     SECTION("a flat map's peak: value 0, quality 0, zero displacement")
+    for (const char* engine : kEngines)
     for (auto refine : {FLCC_REFINE_PARABOLIC, FLCC_REFINE_QUADRATIC})
         for (int which = 0; which < 2; ++which) {
             flcc_batch b;
             flcc_batch_init(&b);
             b.refine = refine;
             b.zero_mean = 1;
-            const BatchRun r = run_batch(FLCC_LCORR, s, b, device_options(), which == 0 ? flat.data() : noise.data(),
+            const BatchRun r = run_batch(FLCC_LCORR, s, b, device_options(FLCC_FULL, engine), which == 0 ? flat.data() : noise.data(),
                                          which == 0 ? noise.data() : flat.data());
+            INFO(engine);
             REQUIRE(r.executed == FLCC_SUCCESS);
             const flcc_peak& p = r.peaks[0];
             CHECK(p.value == 0.f);
@@ -285,85 +305,91 @@ TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and d
 
     SECTION("non-finite images and templates, and the plan after them")
     {
-        flcc_batch b;
-        flcc_batch_init(&b);
-        b.keep_maps = 1;
-        flcc_plan plan = nullptr;
-        flcc_options o = device_options();
-        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
-        std::vector<float> maps(size_t(ref::out_elems(s)));
-        flcc_peak peak;
-        std::vector<float> bad = noise;
-        bad[40] = std::numeric_limits<float>::infinity();
-        CHECK(flcc_batch_exec(plan, noise.data(), bad.data(), maps.data(), &peak, 1) == FLCC_NONFINITE_INPUT);
-        CHECK(flcc_batch_exec(plan, bad.data(), noise.data(), maps.data(), &peak, 1) == FLCC_NONFINITE_INPUT);
-        REQUIRE(flcc_batch_exec(plan, noise2.data(), noise.data(), maps.data(), &peak, 1) == FLCC_SUCCESS);
-        CHECK(th::error(FLCC_LCORR, th::reference(FLCC_LCORR, s, noise2.data(), noise.data()), maps.data()) <= kTol);
-        flcc_destroy(plan);
+        for (const char* engine : kEngines) {
+            INFO(engine);
+            flcc_batch b;
+            flcc_batch_init(&b);
+            b.keep_maps = 1;
+            flcc_plan plan = nullptr;
+            flcc_options o = device_options(FLCC_FULL, engine);
+            REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+            std::vector<float> maps(size_t(ref::out_elems(s)));
+            flcc_peak peak;
+            std::vector<float> bad = noise;
+            bad[40] = std::numeric_limits<float>::infinity();
+            CHECK(flcc_batch_exec(plan, noise.data(), bad.data(), maps.data(), &peak, 1) == FLCC_NONFINITE_INPUT);
+            CHECK(flcc_batch_exec(plan, bad.data(), noise.data(), maps.data(), &peak, 1) == FLCC_NONFINITE_INPUT);
+            REQUIRE(flcc_batch_exec(plan, noise2.data(), noise.data(), maps.data(), &peak, 1) == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_LCORR, th::reference(FLCC_LCORR, s, noise2.data(), noise.data()), maps.data()) <= kTol);
+            flcc_destroy(plan);
+        }
     }
 
     SECTION("template sets: reuse, change by value, one per frame; frames; device pointers")
     {
-        flcc_batch b;
-        flcc_batch_init(&b);
-        b.keep_maps = 1;
-        flcc_plan plan = nullptr;
-        flcc_options o = device_options();
-        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
-        const int64_t on = ref::out_elems(s);
-        std::vector<float> maps(size_t(3 * on));
-        flcc_peak peaks[3];
-        const auto r12 = th::reference(FLCC_LCORR, s, noise.data(), noise2.data());
-        const auto r21 = th::reference(FLCC_LCORR, s, noise2.data(), noise.data());
-        CHECK(flcc_batch_exec(plan, noise.data(), nullptr, maps.data(), peaks, 1) == FLCC_NULL_POINTER);
-        std::vector<float> t = noise2;
-        REQUIRE(flcc_batch_exec(plan, noise.data(), t.data(), maps.data(), peaks, 1) == FLCC_SUCCESS);
-        CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
-        // Three frames against the prepared set.
-        std::vector<float> three = noise;
-        three.insert(three.end(), noise2.begin(), noise2.end());
-        three.insert(three.end(), noise.begin(), noise.end());
-        REQUIRE(flcc_batch_exec(plan, three.data(), nullptr, maps.data(), peaks, 3) == FLCC_SUCCESS);
-        CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
-        CHECK(th::error(FLCC_LCORR, th::reference(FLCC_LCORR, s, noise2.data(), noise2.data()),
-                        maps.data() + on) <= kTol);
-        CHECK(th::error(FLCC_LCORR, r12, maps.data() + 2 * on) <= kTol);
-        // The same buffer with new values is noticed.
-        t = noise;
-        REQUIRE(flcc_batch_exec(plan, noise2.data(), t.data(), maps.data(), peaks, 1) == FLCC_SUCCESS);
-        CHECK(th::error(FLCC_LCORR, r21, maps.data()) <= kTol);
-        // Device memory for every array.
-        const std::vector<float> host_maps(maps.begin(), maps.begin() + on);
-        const flcc_peak host_peak = peaks[0];
-        DeviceArray<float> di(noise2), dt_(noise), dm{size_t(on)};
-        DeviceArray<flcc_peak> dp{size_t(1)};
-        REQUIRE(flcc_batch_exec(plan, di.p, dt_.p, dm.p, dp.p, 1) == FLCC_SUCCESS);
-        const std::vector<float> got = dm.get();
-        CHECK(got == host_maps);
-        const flcc_peak gp = dp.get()[0];
-        CHECK(gp.h == host_peak.h);
-        CHECK(gp.w == host_peak.w);
-        CHECK(gp.y == host_peak.y);
-        CHECK(gp.x == host_peak.x);
-        flcc_destroy(plan);
+        for (const char* engine : kEngines) {
+            INFO(engine);
+            flcc_batch b;
+            flcc_batch_init(&b);
+            b.keep_maps = 1;
+            flcc_plan plan = nullptr;
+            flcc_options o = device_options(FLCC_FULL, engine);
+            REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+            const int64_t on = ref::out_elems(s);
+            std::vector<float> maps(size_t(3 * on));
+            flcc_peak peaks[3];
+            const auto r12 = th::reference(FLCC_LCORR, s, noise.data(), noise2.data());
+            const auto r21 = th::reference(FLCC_LCORR, s, noise2.data(), noise.data());
+            CHECK(flcc_batch_exec(plan, noise.data(), nullptr, maps.data(), peaks, 1) == FLCC_NULL_POINTER);
+            std::vector<float> t = noise2;
+            REQUIRE(flcc_batch_exec(plan, noise.data(), t.data(), maps.data(), peaks, 1) == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
+            // Three frames against the prepared set.
+            std::vector<float> three = noise;
+            three.insert(three.end(), noise2.begin(), noise2.end());
+            three.insert(three.end(), noise.begin(), noise.end());
+            REQUIRE(flcc_batch_exec(plan, three.data(), nullptr, maps.data(), peaks, 3) == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
+            CHECK(th::error(FLCC_LCORR, th::reference(FLCC_LCORR, s, noise2.data(), noise2.data()),
+                            maps.data() + on) <= kTol);
+            CHECK(th::error(FLCC_LCORR, r12, maps.data() + 2 * on) <= kTol);
+            // The same buffer with new values is noticed.
+            std::copy(noise.begin(), noise.end(), t.begin());
+            REQUIRE(flcc_batch_exec(plan, noise2.data(), t.data(), maps.data(), peaks, 1) == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_LCORR, r21, maps.data()) <= kTol);
+            // Device memory for every array.
+            const std::vector<float> host_maps(maps.begin(), maps.begin() + on);
+            const flcc_peak host_peak = peaks[0];
+            DeviceArray<float> di(noise2), dt_(noise), dm{size_t(on)};
+            DeviceArray<flcc_peak> dp{size_t(1)};
+            REQUIRE(flcc_batch_exec(plan, di.p, dt_.p, dm.p, dp.p, 1) == FLCC_SUCCESS);
+            const std::vector<float> got = dm.get();
+            CHECK(got == host_maps);
+            const flcc_peak gp = dp.get()[0];
+            CHECK(gp.h == host_peak.h);
+            CHECK(gp.w == host_peak.w);
+            CHECK(gp.y == host_peak.y);
+            CHECK(gp.x == host_peak.x);
+            flcc_destroy(plan);
 
-        // One set per frame.
-        b.templ_per_frame = 1;
-        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
-        std::vector<float> images = noise, sets = noise2;
-        images.insert(images.end(), noise2.begin(), noise2.end());
-        sets.insert(sets.end(), noise.begin(), noise.end());
-        REQUIRE(flcc_batch_exec(plan, images.data(), sets.data(), maps.data(), peaks, 2) == FLCC_SUCCESS);
-        CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
-        CHECK(th::error(FLCC_LCORR, r21, maps.data() + on) <= kTol);
-        // NULL: the set prepared last (frame 1's).
-        REQUIRE(flcc_batch_exec(plan, noise2.data(), nullptr, maps.data(), peaks, 1) == FLCC_SUCCESS);
-        CHECK(th::error(FLCC_LCORR, r21, maps.data()) <= kTol);
-        flcc_destroy(plan);
+            // One set per frame.
+            b.templ_per_frame = 1;
+            REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+            std::vector<float> images = noise, sets = noise2;
+            images.insert(images.end(), noise2.begin(), noise2.end());
+            sets.insert(sets.end(), noise.begin(), noise.end());
+            REQUIRE(flcc_batch_exec(plan, images.data(), sets.data(), maps.data(), peaks, 2) == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_LCORR, r12, maps.data()) <= kTol);
+            CHECK(th::error(FLCC_LCORR, r21, maps.data() + on) <= kTol);
+            // NULL: the set prepared last (frame 1's).
+            REQUIRE(flcc_batch_exec(plan, noise2.data(), nullptr, maps.data(), peaks, 1) == FLCC_SUCCESS);
+            CHECK(th::error(FLCC_LCORR, r21, maps.data()) <= kTol);
+            flcc_destroy(plan);
+        }
     }
 }
 
-TEST_CASE("platform ANY keeps the faster batch runner and forgets the timing's templates",
+TEST_CASE("ANY and DEVICE keep the fastest batch runner and forget the timing's templates",
           "[device][batch]")
 {
     std::mt19937 rng(37);
@@ -381,18 +407,20 @@ TEST_CASE("platform ANY keeps the faster batch runner and forgets the timing's t
     ho.region = s.region;
     const BatchRun h = run_batch(FLCC_LCORR, s, b, ho, im.data(), tp.data());
     REQUIRE(h.executed == FLCC_SUCCESS);
+    for (flcc_platform platform : {FLCC_ANY, FLCC_DEVICE})
     for (flcc_rigor rigor : {FLCC_MEASURE, FLCC_ESTIMATE}) {
+        if (platform == FLCC_DEVICE && !th::have_device()) continue;
         flcc_options o = ho;
-        o.platform = FLCC_ANY;
+        o.platform = platform;
         o.rigor = rigor;
         flcc_plan plan = nullptr;
         REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
         const std::string method = flcc_plan_method(plan);
-        INFO("rigor " << rigor << ": " << method);
+        INFO("platform " << platform << " rigor " << rigor << ": " << method);
         if (!th::have_device())   // no engine: the host runner, its pair solver planned
             CHECK(method.rfind("host.", 0) == 0);
-        else if (rigor == FLCC_ESTIMATE)   // the engine, unmeasured
-            CHECK(method == kEngine);
+        else if (rigor == FLCC_ESTIMATE || platform == FLCC_DEVICE)   // an engine (ESTIMATE: unmeasured)
+            CHECK(is_engine(method));
         std::vector<flcc_peak> peaks(static_cast<size_t>(pairs));
         // The timing's synthetic templates are not the caller's.
         CHECK(flcc_batch_exec(plan, im.data(), nullptr, nullptr, peaks.data(), 1) == FLCC_NULL_POINTER);
@@ -424,4 +452,27 @@ TEST_CASE("GPU batch plans refuse what runs on the host only", "[device][batch]"
     flcc_batch_init(&b);
     CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {4, 4, 1}, &b, &o) == FLCC_METHOD_NOT_APPLICABLE);
     CHECK(plan == nullptr);
+    // The direct engine: a pair beyond one block's shared memory, LCC wider than a block's
+    // threads; without a name, DEVICE takes the Fourier engine for them.
+    o.method = kDirect;
+    CHECK(flcc_batch_plan_create(&plan, FLCC_XCORR, 2, {256, 256, 1}, {200, 200, 1}, &b, &o) ==
+          FLCC_METHOD_NOT_APPLICABLE);
+    CHECK(std::string(flcc_last_error_detail()).find(kDirect) != std::string::npos);
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {8, 300, 1}, {3, 3, 1}, &b, &o) == FLCC_METHOD_NOT_APPLICABLE);
+    CHECK(plan == nullptr);
+    o.method = nullptr;
+    REQUIRE(flcc_batch_plan_create(&plan, FLCC_XCORR, 2, {256, 256, 1}, {200, 200, 1}, &b, &o) == FLCC_SUCCESS);
+    CHECK(std::string(flcc_plan_method(plan)) == kFourier);
+    flcc_destroy(plan);
+    // FLCC_ESTIMATE: the direct engine at <= 256 products per Fourier box element (32 x 32 SAME:
+    // 768^2 products, a 48^2 box), else the Fourier engine (128 x 128 FULL: 128^4 and 256^2).
+    o.rigor = FLCC_ESTIMATE;
+    o.region = FLCC_SAME;
+    REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {32, 32, 1}, {32, 32, 1}, &b, &o) == FLCC_SUCCESS);
+    CHECK(std::string(flcc_plan_method(plan)) == kDirect);
+    flcc_destroy(plan);
+    o.region = FLCC_FULL;
+    REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {128, 128, 1}, {128, 128, 1}, &b, &o) == FLCC_SUCCESS);
+    CHECK(std::string(flcc_plan_method(plan)) == kFourier);
+    flcc_destroy(plan);
 }

@@ -8,6 +8,7 @@ seconds per frame, the median of --repeats runs of --frames frames each (CUDA ev
 
   batch_cupy.py --problem ebsd-full   # 900 x 900 uint16, 49 subregions of 128 x 128
   batch_cupy.py --problem piv-full    # 2048 x 2048 uint8 pairs, 4096 windows of 32 x 32
+  batch_cupy.py --problem piv-same    # the same loop (its circular map covers SAME's shifts)
 
 The subregions are flcc-batch-bench's (bench/flcc_batch_bench.cpp): the same frames' sizes, grids
 and element types.
@@ -23,7 +24,7 @@ def origins(problem):
     if problem == "ebsd-full":
         step = (900 - 2 * 50 - 128) // 6
         return (900, 900), np.uint16, 128, [(50 + i * step, 50 + j * step) for i in range(7) for j in range(7)]
-    if problem == "piv-full":
+    if problem in ("piv-full", "piv-same"):
         return (2048, 2048), np.uint8, 32, [(y, x) for y in range(0, 2048, 32) for x in range(0, 2048, 32)]
     raise SystemExit(f"batch_cupy.py: unknown problem {problem}")
 
@@ -51,7 +52,7 @@ def main():
 
     # The reference (EBSD: frame 0 for every frame; PIV: each pair's first frame, frame f).
     ref = cp.conj(cp.fft.rfft2(cut(frames[0])))
-    per_frame = args.problem == "piv-full"
+    per_frame = args.problem.startswith("piv")
 
     def one(f):
         spectra = ref if not per_frame else cp.conj(cp.fft.rfft2(cut(frames[f])))

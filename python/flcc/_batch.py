@@ -176,10 +176,11 @@ class BatchPlan:
 
     ``rigor``, ``method`` and ``threads`` (pairs run in parallel over them) as for flcc.Plan;
     ``check_finite=False`` skips the check for NaN and Inf in float32 inputs. ``platform``:
-    'host' runs the pairs on the host; 'device' on the GPU engine ("device.batch.fourier": 2D,
-    no band-pass, no 'upsampled'); 'any' on the GPU engine where it runs the plan and is faster
-    (rigor 'estimate': wherever it runs; 'measure': timed on one frame at plan time), else on
-    the host. CuPy and PyTorch CUDA arrays go to the library as they are, after the caller's
+    'host' runs the pairs on the host; 'device' on the faster GPU engine ("device.batch.fourier"
+    or "device.batch.direct", small pairs; either by ``method``: 2D, no band-pass, no
+    'upsampled'); 'any' on the fastest of the host and the engines that run the plan (rigor
+    'estimate': the engine estimated faster, wherever one runs; 'measure': timed on one frame at
+    plan time). CuPy and PyTorch CUDA arrays go to the library as they are, after the caller's
     current stream is waited for (a host plan copies them through host memory).
     """
 

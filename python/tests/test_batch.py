@@ -12,6 +12,7 @@ rng = np.random.default_rng(28)
 
 LCC_TOL = 1e-5   # absolute, as the library's contract for LCC
 CONV_TOL = 1e-5  # relative to the largest output
+GPU_ENGINES = ["device.batch.fourier", "device.batch.direct"]
 
 
 def check_map(op, got, want):
@@ -55,8 +56,8 @@ def test_maps_and_peaks_against_float64(op, pairing, images, templates, region):
     plan = flcc.BatchPlan(op, (19, 23), (5, 4), images=images, templates=templates,
                           pairing=pairing, region=region, keep_maps=True, refine="none")
     pairs = pair_indices(pairing, images, templates)
-    # platform "any" runs on the GPU engine where it is faster, else on a host pair solver.
-    assert plan.pairs == len(pairs) and plan.method in flcc.solvers() + ["device.batch.fourier"]
+    # platform "any" runs on a GPU engine where it is faster, else on a host pair solver.
+    assert plan.pairs == len(pairs) and plan.method in flcc.solvers() + GPU_ENGINES
     peaks, maps = plan(ims, tps)
     assert peaks.shape == (len(pairs), 1) and peaks.dtype == flcc.PEAK_DTYPE
     assert maps.shape == (len(pairs),) + plan.map_shape and maps.dtype == np.float32
@@ -372,12 +373,14 @@ def test_batch_plans_on_the_gpu_match_the_host():
               template_frame=(96, 96), image_dtype="uint16", template_dtype="uint16",
               zero_mean=True, peaks=2, refine="quadratic", keep_maps=True, region="full")
     host = flcc.BatchPlan("lcorr", (32, 32), (32, 32), platform="host", **kw)
-    gpu = flcc.BatchPlan("lcorr", (32, 32), (32, 32), platform="device", **kw)
-    assert gpu.method == "device.batch.fourier"
     hp, hm = host(frame[1], frame[0])
-    gp, gm = gpu(frame[1], frame[0])
-    np.testing.assert_allclose(gm, hm, atol=1e-5)
-    first = (slice(None), 0)
-    assert (gp["h"][first] == hp["h"][first]).all() and (gp["w"][first] == hp["w"][first]).all()
-    np.testing.assert_allclose(gp["dy"][first], hp["dy"][first], atol=1e-3)
-    np.testing.assert_allclose(gp["dx"][first], hp["dx"][first], atol=1e-3)
+    # The faster engine, then each by name.
+    for method in [None] + GPU_ENGINES:
+        gpu = flcc.BatchPlan("lcorr", (32, 32), (32, 32), platform="device", method=method, **kw)
+        assert gpu.method in GPU_ENGINES and method in (None, gpu.method)
+        gp, gm = gpu(frame[1], frame[0])
+        np.testing.assert_allclose(gm, hm, atol=1e-5)
+        first = (slice(None), 0)
+        assert (gp["h"][first] == hp["h"][first]).all() and (gp["w"][first] == hp["w"][first]).all()
+        np.testing.assert_allclose(gp["dy"][first], hp["dy"][first], atol=1e-3)
+        np.testing.assert_allclose(gp["dx"][first], hp["dx"][first], atol=1e-3)

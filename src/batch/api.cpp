@@ -32,41 +32,63 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
     auto made = std::make_shared<flcc_plan_s>();
     made->op = static_cast<flcc_op>(op);
     made->problem = spec.pair;
-    // DEVICE (or the engine by name) runs the pairs on the GPU; HOST on the host, where the
-    // planner chooses the pair's solver; ANY on whichever of the two is faster (runner_choice.h)
-    // unless options.method names a host solver.
-    const bool engine_named = o.method != nullptr && std::strcmp(o.method, DeviceRunner::engine_name()) == 0;
+    // DEVICE (or an engine by name) runs the pairs on the GPU, on the faster engine unless one is
+    // named; HOST on the host, where the planner chooses the pair's solver; ANY on whichever of
+    // these is fastest (runner_choice.h) unless options.method names a host solver.
+    EngineKind named{};
+    const bool engine_named = DeviceRunner::engine_named(o.method, named);
     if (engine_named && spec.platform == FLCC_HOST)
         return fail(FLCC_METHOD_NOT_APPLICABLE, "options.method = \"%s\" runs on the GPU, not on platform HOST",
                     o.method);
-    if (spec.platform == FLCC_DEVICE || engine_named) {
-        if (o.method != nullptr && !engine_named)
-            return fail(FLCC_METHOD_NOT_APPLICABLE,
-                        "options.method = \"%s\": GPU batch plans run on \"%s\"", o.method,
-                        DeviceRunner::engine_name());
+    const flcc_rigor rigor = static_cast<flcc_rigor>(enum_value(o.rigor));
+    std::vector<std::unique_ptr<Runner>> candidates;
+    size_t estimate = 0;
+    // The GPU engines that run the plan, after the runners already in `candidates`; when
+    // `required` and none runs, the Fourier engine's failure (the one tried last).
+    const auto add_engines = [&](bool required) -> flcc_result {
+        const EngineKind estimated = DeviceRunner::estimated_kind(spec);
+        flcc_result last = FLCC_SUCCESS;
+        bool any = false;
+        for (const EngineKind kind : {EngineKind::direct, EngineKind::fourier}) {
+            std::unique_ptr<DeviceRunner> engine;
+            if ((last = DeviceRunner::make(spec, kind, engine)) != FLCC_SUCCESS) {
+                if (last == FLCC_NO_DEVICE) break;
+                continue;
+            }
+            if (!any || kind == estimated) estimate = candidates.size();
+            any = true;
+            candidates.push_back(std::move(engine));
+        }
+        if (any) clear_detail();
+        return any || !required ? FLCC_SUCCESS : last;
+    };
+    if (engine_named) {
         std::unique_ptr<DeviceRunner> runner;
-        if ((r = DeviceRunner::make(spec, runner)) != FLCC_SUCCESS) return r;
-        made->batch = std::move(runner);
+        if ((r = DeviceRunner::make(spec, named, runner)) != FLCC_SUCCESS) return r;
+        candidates.push_back(std::move(runner));
+    } else if (spec.platform == FLCC_DEVICE) {
+        if (o.method != nullptr)
+            return fail(FLCC_METHOD_NOT_APPLICABLE,
+                        "options.method = \"%s\": GPU batch plans run on \"%s\" or \"%s\"", o.method,
+                        DeviceRunner::kFourierName, DeviceRunner::kDirectName);
+        if ((r = add_engines(true)) != FLCC_SUCCESS) return r;
     } else {
         if ((r = plan_solver(*made, o)) != FLCC_SUCCESS) return r;
         std::unique_ptr<HostRunner> host;
         if ((r = HostRunner::make(spec, *made->solver, std::move(made->executor), host)) !=
             FLCC_SUCCESS)
             return r;
-        // The engine where it runs the plan; without a GPU, or for what it does not run, the
+        candidates.push_back(std::move(host));
+        // The engines where they run the plan; without a GPU, or for what they do not run, the
         // host runner stays.
-        std::unique_ptr<DeviceRunner> device;
-        if (spec.platform == FLCC_ANY && o.method == nullptr &&
-            enum_value(o.rigor) != FLCC_WISDOM_ONLY && DeviceRunner::make(spec, device) != FLCC_SUCCESS) {
-            device.reset();
+        if (spec.platform == FLCC_ANY && o.method == nullptr && rigor != FLCC_WISDOM_ONLY) {
+            add_engines(false);
             clear_detail();
         }
-        std::unique_ptr<Runner> chosen;
-        if ((r = choose_runner(spec, static_cast<flcc_rigor>(enum_value(o.rigor)), std::move(host),
-                               std::move(device), chosen)) != FLCC_SUCCESS)
-            return r;
-        made->batch = std::move(chosen);
     }
+    std::unique_ptr<Runner> chosen;
+    if ((r = choose_runner(spec, rigor, std::move(candidates), estimate, chosen)) != FLCC_SUCCESS) return r;
+    made->batch = std::move(chosen);
     flcc_plan_s* handle = made.get();
     plan_register(std::move(made));
     *plan = handle;

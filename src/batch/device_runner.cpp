@@ -1,10 +1,12 @@
 #include "batch/device_runner.h"
 
 #include "batch/peak_out.h"
+#include "geometry/fft_size.h"
 #include "plan/backend.h"
 #include "plan/error.h"
 #include "plan/memory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,6 +14,10 @@
 namespace flcc::batch {
 
 namespace {
+
+// FLCC_ESTIMATE's threshold between the engines (see estimated_kind): where the two engines
+// cost the same on the H100's workloads (docs/performance.md, "Batches on the GPU").
+constexpr double kDirectProductsPerBoxElement = 256;
 
 EngineSource engine_source(const Source& s)
 {
@@ -72,7 +78,33 @@ private:
     flcc_peak* out_;
 };
 
-flcc_result DeviceRunner::make(const Spec& spec, std::unique_ptr<DeviceRunner>& out)
+bool DeviceRunner::engine_named(const char* method, EngineKind& kind)
+{
+    if (method == nullptr) return false;
+    if (std::strcmp(method, kFourierName) == 0) kind = EngineKind::fourier;
+    else if (std::strcmp(method, kDirectName) == 0) kind = EngineKind::direct;
+    else return false;
+    return true;
+}
+
+EngineKind DeviceRunner::estimated_kind(const Spec& spec)
+{
+    // Products per pair: per axis, the sum over outputs of the window's overlap with the image.
+    const Problem& p = spec.pair;
+    double products = 1, box = 1;
+    for (int a = 1; a < 3; ++a) {
+        double sum = 0;
+        for (int64_t o = 0; o < p.out[a]; ++o) {
+            const int64_t lo = std::max<int64_t>(0, o - p.pad[a]), hi = std::min(p.image[a], o - p.pad[a] + p.templ[a]);
+            sum += double(std::max<int64_t>(0, hi - lo));
+        }
+        products *= sum;
+        box *= double(geometry::fast_fft_size(p.image[a] + p.pad[a]));
+    }
+    return products <= kDirectProductsPerBoxElement * box ? EngineKind::direct : EngineKind::fourier;
+}
+
+flcc_result DeviceRunner::make(const Spec& spec, EngineKind kind, std::unique_ptr<DeviceRunner>& out)
 {
     const char* where = "options.platform = DEVICE";
     if (spec.pair.dim != 2)
@@ -112,9 +144,13 @@ flcc_result DeviceRunner::make(const Spec& spec, std::unique_ptr<DeviceRunner>& 
     e.best = spec.best;
     e.templ_per_frame = spec.templ_per_frame;
     e.device = spec.device;
+    e.kind = kind;
     flcc_result made = FLCC_METHOD_NOT_APPLICABLE;
     for (const Backend* b : backends())
         if ((made = b->make_batch_engine(e, r->engine_)) != FLCC_METHOD_NOT_APPLICABLE) break;
+    if (made == FLCC_METHOD_NOT_APPLICABLE && kind == EngineKind::direct)
+        return fail(made, "%s: %s does not apply to %s (one pair's values exceed a block's shared memory)",
+                    where, kDirectName, p.key().c_str());
     if (made == FLCC_METHOD_NOT_APPLICABLE)
         return fail(made, "%s: no GPU batch engine applies to %s", where, p.key().c_str());
     if (made == FLCC_ALLOC_FAILED)

@@ -15,9 +15,9 @@ namespace flcc::batch {
 
 class DeviceRunner final : public Runner {
 public:
-    // FLCC_METHOD_NOT_APPLICABLE (with the reason) for what the engine does not run, FLCC_NO_DEVICE
-    // without a usable GPU.
-    static flcc_result make(const Spec& spec, std::unique_ptr<DeviceRunner>& out);
+    // The engine of `kind`: FLCC_METHOD_NOT_APPLICABLE (with the reason) for what it does not
+    // run, FLCC_NO_DEVICE without a usable GPU.
+    static flcc_result make(const Spec& spec, EngineKind kind, std::unique_ptr<DeviceRunner>& out);
 
     const Spec& spec() const override { return spec_; }
     bool templates_ready() const override { return templ_ready_; }
@@ -32,8 +32,14 @@ public:
         templ_input_.clear();
     }
 
-    // The engine's name, for options.method.
-    static const char* engine_name() { return "device.batch.fourier"; }
+    // The engines' names, for options.method: true, with its kind, when `method` names one.
+    static constexpr const char* kFourierName = "device.batch.fourier";
+    static constexpr const char* kDirectName = "device.batch.direct";
+    static bool engine_named(const char* method, EngineKind& kind);
+    // The kind FLCC_ESTIMATE takes: direct where a pair's products are few per element of the
+    // Fourier form's box (each box element costs the transforms and passes of that form, each
+    // product one fused multiply-add in shared memory).
+    static EngineKind estimated_kind(const Spec& spec);
 
 private:
     class Sink;

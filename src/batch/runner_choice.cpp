@@ -57,24 +57,24 @@ flcc_result time_runner(Runner& r, const std::vector<unsigned char>& images,
 
 }  // namespace
 
-flcc_result choose_runner(const Spec& spec, flcc_rigor rigor, std::unique_ptr<Runner> host,
-                          std::unique_ptr<Runner> device, std::unique_ptr<Runner>& out)
+flcc_result choose_runner(const Spec& spec, flcc_rigor rigor, std::vector<std::unique_ptr<Runner>> candidates,
+                          size_t estimate, std::unique_ptr<Runner>& out)
 {
-    if (device == nullptr) {
-        out = std::move(host);
-        return FLCC_SUCCESS;
-    }
-    if (rigor == FLCC_ESTIMATE) {
-        out = std::move(device);
+    if (candidates.size() == 1 || rigor == FLCC_ESTIMATE || rigor == FLCC_WISDOM_ONLY) {
+        out = std::move(candidates[candidates.size() == 1 ? 0 : estimate]);
         return FLCC_SUCCESS;
     }
     const std::vector<unsigned char> images = synthetic_frame(spec.images, 0x9E3779B97F4A7C15ull);
     const std::vector<unsigned char> templs = synthetic_frame(spec.templates, 0xD1B54A32D192ED03ull);
-    double host_seconds = 0, device_seconds = 0;
-    flcc_result r = time_runner(*host, images, templs, host_seconds);
-    if (r == FLCC_SUCCESS) r = time_runner(*device, images, templs, device_seconds);
-    if (r != FLCC_SUCCESS) return fail(r, "platform ANY: timing the batch runners failed");
-    out = device_seconds < host_seconds ? std::move(device) : std::move(host);
+    size_t best = 0;
+    double best_seconds = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        double seconds = 0;
+        const flcc_result r = time_runner(*candidates[i], images, templs, seconds);
+        if (r != FLCC_SUCCESS) return fail(r, "timing the batch runners failed");
+        if (i == 0 || seconds < best_seconds) best = i, best_seconds = seconds;
+    }
+    out = std::move(candidates[best]);
     out->forget_templates();
     return FLCC_SUCCESS;
 }

@@ -1,5 +1,5 @@
-// Platform ANY for batch plans: the host runner and, where a GPU runs the plan, the GPU engine
-// are both made and the faster one is kept, as the planner keeps the faster solver.
+// The choice among batch runners: the host runner and the GPU engines that run a plan are made
+// and the fastest is kept, as the planner keeps the fastest solver.
 #pragma once
 
 #include "batch/runner.h"
@@ -7,16 +7,18 @@
 #include "flcc.h"
 
 #include <memory>
+#include <vector>
 
 namespace flcc::batch {
 
-// Of `host` and `device` (null: the engine does not run this plan here), the runner to keep.
-// FLCC_ESTIMATE keeps the engine wherever it runs (on the workloads of docs/performance.md it is
-// 18-130x faster than the host runner of a 16-core CPU); FLCC_MEASURE times an exec of one
-// synthetic frame on each (after one untimed) and keeps the faster. The timing's template set
-// is forgotten, so that the caller's first exec must give one. Returns FLCC_SUCCESS, or the
-// failure of an exec (then the plan fails: the same exec would fail the caller's).
-flcc_result choose_runner(const Spec& spec, flcc_rigor rigor, std::unique_ptr<Runner> host,
-                          std::unique_ptr<Runner> device, std::unique_ptr<Runner>& out);
+// Of `candidates` (at least one), the runner to keep. FLCC_ESTIMATE and FLCC_WISDOM_ONLY keep
+// candidates[estimate] (the callers pass the GPU engine of DeviceRunner::estimated_kind wherever
+// one runs: on the workloads of docs/performance.md the engine is 18-130x faster than the host
+// runner of a 16-core CPU); the other rigors time an exec of one synthetic frame on each (after
+// one untimed) and keep the fastest. The timing's template set is forgotten, so that the caller's
+// first exec must give one. Returns FLCC_SUCCESS, or the failure of an exec (then the plan
+// fails: the same exec would fail the caller's).
+flcc_result choose_runner(const Spec& spec, flcc_rigor rigor, std::vector<std::unique_ptr<Runner>> candidates,
+                          size_t estimate, std::unique_ptr<Runner>& out);
 
 }  // namespace flcc::batch

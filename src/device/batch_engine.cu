@@ -1,14 +1,17 @@
-// The GPU engine of batch plans (plan/batch_engine.h), 2D. Every pair is one linear correlation
-// (convolution) in a box of fast cuFFT size >= S + P per axis (image extent plus the region's
-// padding), which leaves no circular wrap inside the region: the images' and templates' boxes
-// go through batched R2C transforms (cuFFT plan-many), each pair's product through one batched
-// C2R, and the maps, LCC's normalisation, the best over templates and the peaks are kernels
-// after it. One launch runs up to `group` frames at once (small problems fill the GPU only
-// together, and each kernel boundary costs the same for one frame as for many), as one CUDA
-// graph per input buffer and frame count, replayed. Launches alternate two input buffers, so the upload of the next
-// frames (a copy stream) overlaps the compute of these, and the host reads the peaks of the
-// previous launch meanwhile.
-#include "device/batch_kernels.cuh"
+// The GPU engine of batch plans (plan/batch_engine.h), 2D, in two forms.
+// - Fourier ("device.batch.fourier"): every pair is one linear correlation (convolution) in a
+//   box of fast cuFFT size >= S + P per axis (image extent plus the region's padding), which
+//   leaves no circular wrap inside the region: the images' and templates' boxes go through
+//   batched R2C transforms (cuFFT plan-many), each pair's product through one batched C2R, and
+//   the maps, LCC's normalisation, the best over templates and the peaks are kernels after it.
+// - Direct ("device.batch.direct"): the same preparation, then one block per pair sums the
+//   products in shared memory and finalises its map (batch_direct.cuh); for small pairs.
+// One launch runs up to `group` frames at once (small problems fill the GPU only together, and
+// each kernel boundary costs the same for one frame as for many), as one CUDA graph per input
+// buffer and frame count, replayed. Launches alternate two input buffers, so the upload of the
+// next frames (a copy stream) overlaps the compute of these, and the host reads the peaks of
+// the previous launch meanwhile.
+#include "device/batch_direct.cuh"
 #include "device/cufft_util.h"
 #include "geometry/fft_size.h"
 #include "geometry/guard.h"
@@ -61,7 +64,7 @@ public:
 
     static flcc_result make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out);
 
-    const char* name() const override { return "device.batch.fourier"; }
+    const char* name() const override { return direct_ ? "device.batch.direct" : "device.batch.fourier"; }
     int patch_floats() const override { return side_ * side_; }
     flcc_result prepare_templates(const void* set, int& bad) override;
     flcc_result run(const void* images, const void* templs, float* maps, int frames, Sink& sink,
@@ -92,6 +95,7 @@ private:
     flcc_result setup_side(Side& side, const EngineSource& src, const Extent& e, int sets);
     flcc_result enqueue_templates(cudaStream_t s, const void* input, int sets, cufftHandle plan);
     flcc_result enqueue_launch(cudaStream_t s, int slot, bool templates, const Shape& shape);
+    flcc_result enqueue_peaks(cudaStream_t s, int frames);
     flcc_result deliver(int slot, int first, int count, Sink& sink, int& bad, int& bad_frame);
     flcc_result follow_legacy();
 
@@ -109,6 +113,17 @@ private:
     double guard_ = 0;
     bool banded_ = false;   // LCC finalised by finalise_banded (narrow subregions)
     size_t banded_shared() const { return 2 * size_t(batch::kBand) * size_t(s_.image[2] + 1) * sizeof(double); }
+    bool direct_ = false;   // EngineKind::direct: direct_pairs instead of the transforms
+    batch::DirectLayout direct_layout() const
+    {
+        return batch::DirectLayout(int(s_.image[1]), int(s_.image[2]), int(s_.templ[1]), int(s_.templ[2]),
+                                   int(s_.out[1]), int(s_.out[2]), s_.op == Op::lcorr);
+    }
+    unsigned direct_threads() const
+    {
+        const int most = std::max(direct_layout().tiles(), int(s_.image[2]));
+        return unsigned(std::min(batch::kDirectMaxThreads, std::max(64, (most + 31) / 32 * 32)));
+    }
 
 };
 
@@ -121,6 +136,16 @@ flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>&
     DeviceGuard guard(s.device);
     if (!guard.ok()) return FLCC_DEVICE_ERROR;
     std::unique_ptr<Engine> e(new Engine(s));
+    e->direct_ = s.kind == EngineKind::direct;
+    if (e->direct_) {
+        // One block per pair: the pair's arrays fit shared memory, and the banded finalisation
+        // has a thread per image column.
+        if (s.op == Op::lcorr && s.image[2] > batch::kBandedWidth) return FLCC_METHOD_NOT_APPLICABLE;
+        const batch::DirectLayout L = e->direct_layout();
+        if (L.bytes() > (int64_t(1) << 30)) return FLCC_METHOD_NOT_APPLICABLE;
+        const flcc_result r = raise_shared_limit(batch::direct_pairs, size_t(L.bytes()));
+        if (r != FLCC_SUCCESS) return r;
+    }
     const flcc_result r = e->allocate();
     if (r != FLCC_SUCCESS) return r;
     out = std::move(e);
@@ -180,9 +205,15 @@ int64_t Engine::frame_bytes_on_device() const
 
 flcc_result Engine::allocate()
 {
-    bh_ = int(box_size(s_.image[1] + s_.pad[1]));
-    bw_ = int(box_size(s_.image[2] + s_.pad[2]));
-    half_ = int64_t(bh_) * (bw_ / 2 + 1);
+    if (direct_) {   // boxes without transforms: each side's values at the origin
+        bh_ = int(std::max(s_.image[1], s_.templ[1]));
+        bw_ = int(std::max(s_.image[2], s_.templ[2]));
+        half_ = 0;
+    } else {
+        bh_ = int(box_size(s_.image[1] + s_.pad[1]));
+        bw_ = int(box_size(s_.image[2] + s_.pad[2]));
+        half_ = int64_t(bh_) * (bw_ / 2 + 1);
+    }
     outs_ = s_.out[1] * s_.out[2];
     side_ = 2 * s_.patch_radius + 1;
     maps_per_frame_ = s_.best ? s_.images.count : s_.pairs;
@@ -216,7 +247,7 @@ flcc_result Engine::allocate()
     const bool lcc = s_.op == Op::lcorr;
     const size_t ni = size_t(group_) * s_.images.count, np = size_t(group_) * s_.pairs;
     const size_t nt = size_t(templs_.sets) * s_.templates.count;
-    banded_ = lcc && s_.image[2] <= batch::kBandedWidth;
+    banded_ = lcc && (direct_ || s_.image[2] <= batch::kBandedWidth);
     if (banded_) FLCC_TRY(raise_shared_limit(batch::finalise_banded, banded_shared()));
     if (lcc) {
         FLCC_TRY(taps_.allocate(nt * size_t(s_.templ[1] * s_.templ[2]) * sizeof(float)));
@@ -228,8 +259,10 @@ flcc_result Engine::allocate()
             FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
         }
     }
-    FLCC_TRY(product_.allocate(np * size_t(half_) * sizeof(cufftComplex)));
-    FLCC_TRY(circ_.allocate(np * size_t(bh_) * bw_ * sizeof(float)));
+    if (!direct_) {
+        FLCC_TRY(product_.allocate(np * size_t(half_) * sizeof(cufftComplex)));
+        FLCC_TRY(circ_.allocate(np * size_t(bh_) * bw_ * sizeof(float)));
+    }
     FLCC_TRY(maps_.allocate(np * size_t(outs_) * sizeof(float)));
     if (s_.best) FLCC_TRY(best_.allocate(ni * 2 * size_t(outs_) * sizeof(float)));
     const size_t npeaks = size_t(group_) * size_t(peaks_per_frame_);
@@ -243,7 +276,7 @@ flcc_result Engine::allocate()
         FLCC_TRY(host_patches_[i].allocate(npeaks * size_t(side_ * side_) * sizeof(float)));
         FLCC_TRY(host_bad_[i].allocate(2 * sizeof(int)));
     }
-    if (!s_.templ_per_frame) {
+    if (!s_.templ_per_frame && !direct_) {
         int dims[2] = {bh_, bw_};
         FLCC_CUFFT_TRY(cufftPlanMany(&templs_.r2c.h, 2, dims, nullptr, 1, bh_ * bw_, nullptr, 1,
                                      int(half_), CUFFT_R2C, s_.templates.count));
@@ -259,19 +292,21 @@ flcc_result Engine::shape(int count, Shape*& out)
     if (made == nullptr) {
         auto sh = std::make_unique<Shape>();
         sh->count = count;
-        int dims[2] = {bh_, bw_};
-        const int box = bh_ * bw_, half = int(half_);
-        FLCC_CUFFT_TRY(cufftPlanMany(&sh->images.h, 2, dims, nullptr, 1, box, nullptr, 1, half, CUFFT_R2C,
-                                     count * s_.images.count));
-        sh->images.made = true;
-        if (s_.templ_per_frame) {
-            FLCC_CUFFT_TRY(cufftPlanMany(&sh->templs.h, 2, dims, nullptr, 1, box, nullptr, 1, half,
-                                         CUFFT_R2C, count * s_.templates.count));
-            sh->templs.made = true;
+        if (!direct_) {
+            int dims[2] = {bh_, bw_};
+            const int box = bh_ * bw_, half = int(half_);
+            FLCC_CUFFT_TRY(cufftPlanMany(&sh->images.h, 2, dims, nullptr, 1, box, nullptr, 1, half, CUFFT_R2C,
+                                         count * s_.images.count));
+            sh->images.made = true;
+            if (s_.templ_per_frame) {
+                FLCC_CUFFT_TRY(cufftPlanMany(&sh->templs.h, 2, dims, nullptr, 1, box, nullptr, 1, half,
+                                             CUFFT_R2C, count * s_.templates.count));
+                sh->templs.made = true;
+            }
+            FLCC_CUFFT_TRY(cufftPlanMany(&sh->c2r.h, 2, dims, nullptr, 1, half, nullptr, 1, box, CUFFT_C2R,
+                                         count * s_.pairs));
+            sh->c2r.made = true;
         }
-        FLCC_CUFFT_TRY(cufftPlanMany(&sh->c2r.h, 2, dims, nullptr, 1, half, nullptr, 1, box, CUFFT_C2R,
-                                     count * s_.pairs));
-        sh->c2r.made = true;
         made = std::move(sh);
     }
     out = made.get();
@@ -289,6 +324,7 @@ flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input, int set
     batch::prepare_templates<<<sets * templs_.count,
                                threads_for(s_.templ[1] * s_.templ[2], batch::kItemThreads), 0, s>>>(p, f);
     FLCC_CUDA_TRY(cudaGetLastError());
+    if (direct_) return FLCC_SUCCESS;
     FLCC_CUFFT_TRY(cufftSetStream(plan, s));
     FLCC_CUFFT_TRY(cufftExecR2C(plan, templs_.box.as<cufftReal>(), templs_.spectra.as<cufftComplex>()));
     return FLCC_SUCCESS;
@@ -314,10 +350,24 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
     const int items = frames * images_.count, pairs = frames * s_.pairs;
     batch::prepare_images<<<items, threads_for(s_.image[1] * s_.image[2], batch::kItemThreads), 0, s>>>(p, form);
     FLCC_CUDA_TRY(cudaGetLastError());
-    FLCC_CUFFT_TRY(cufftSetStream(shape.images.h, s));
-    FLCC_CUFFT_TRY(cufftExecR2C(shape.images.h, images_.box.as<cufftReal>(), images_.spectra.as<cufftComplex>()));
     const batch::Pairing pairing{s_.pairs,  s_.images.count, s_.templates.count, s_.all_pairs ? 1 : 0,
                                  frames, templates ? 1 : 0};
+    const int T1 = int(s_.templ[1]), T2 = int(s_.templ[2]), O1 = int(s_.out[1]), O2 = int(s_.out[2]),
+              P1 = int(s_.pad[1]), P2 = int(s_.pad[2]), h = int(s_.image[1]), w = int(s_.image[2]);
+    const batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing,
+                               lcc ? 1 : 0, s_.correlate ? 1 : 0, n, h1_.as<double>(), h2_.as<double>(),
+                               modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
+                               taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
+    if (direct_) {
+        const batch::DirectLayout L = direct_layout();
+        const batch::DirectParams d{q, images_.box.as<float>(), templs_.compact.as<float>(), L.tap_row, L.rows,
+                                    L.cols, L.out_cols, L.band_doubles};
+        batch::direct_pairs<<<unsigned(std::min(pairs, 1 << 20)), direct_threads(), size_t(L.bytes()), s>>>(d);
+        FLCC_CUDA_TRY(cudaGetLastError());
+        return enqueue_peaks(s, frames);
+    }
+    FLCC_CUFFT_TRY(cufftSetStream(shape.images.h, s));
+    FLCC_CUFFT_TRY(cufftExecR2C(shape.images.h, images_.box.as<cufftReal>(), images_.spectra.as<cufftComplex>()));
     const unsigned pair_blocks = unsigned(std::min(pairs, 65535));
     // Spectra start 8-byte aligned; float4 needs even lengths (16-byte aligned starts).
     if (half_ % 2 == 0)
@@ -333,12 +383,6 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
     FLCC_CUDA_TRY(cudaGetLastError());
     FLCC_CUFFT_TRY(cufftSetStream(shape.c2r.h, s));
     FLCC_CUFFT_TRY(cufftExecC2R(shape.c2r.h, product_.as<cufftComplex>(), circ_.as<cufftReal>()));
-    const int T1 = int(s_.templ[1]), T2 = int(s_.templ[2]), O1 = int(s_.out[1]), O2 = int(s_.out[2]),
-              P1 = int(s_.pad[1]), P2 = int(s_.pad[2]), h = int(s_.image[1]), w = int(s_.image[2]);
-    const batch::FinalParams q{circ_.as<float>(), bh_, bw_, h, w, T1, T2, O1, O2, P1, P2, pairing,
-                               lcc ? 1 : 0, s_.correlate ? 1 : 0, n, h1_.as<double>(), h2_.as<double>(),
-                               modes_.as<TileMode>(), bounds_.as<double>(), images_.compact.as<float>(),
-                               taps_.as<float>(), tap_sum_.as<double>(), maps_.as<float>()};
     if (lcc && banded_) {
         batch::finalise_banded<<<unsigned(std::min(pairs, 1 << 20)), batch::kBandedThreads, banded_shared(), s>>>(
             q, images_.box.as<float>());
@@ -355,6 +399,13 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
         batch::finalise<<<dim3(blocks_for(final_tasks, 128), pair_blocks), 128, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());
     }
+    return enqueue_peaks(s, frames);
+}
+
+// The maps' best over templates and their peaks, for a launch of `frames` frames.
+flcc_result Engine::enqueue_peaks(cudaStream_t s, int frames)
+{
+    const int O1 = int(s_.out[1]), O2 = int(s_.out[2]), items = frames * images_.count;
     const float* searched = maps_.as<float>();
     if (s_.best) {
         batch::best_of_templates<<<dim3(blocks_for(outs_, 256), unsigned(std::min(items, 65535))), 256, 0, s>>>(
@@ -478,6 +529,9 @@ flcc_result Engine::run(const void* images, const void* templs, float* maps, int
             FLCC_CUDA_TRY(cudaMemcpyAsync(templs_.spectra.as<cufftComplex>(),
                                           templs_.spectra.as<cufftComplex>() + from * half_,
                                           size_t(t * half_) * sizeof(cufftComplex), cudaMemcpyDeviceToDevice, cs));
+            if (direct_)
+                FLCC_CUDA_TRY(cudaMemcpyAsync(templs_.compact.as<float>(), templs_.compact.as<float>() + from * T,
+                                              size_t(t * T) * sizeof(float), cudaMemcpyDeviceToDevice, cs));
             if (s_.op == Op::lcorr) {
                 FLCC_CUDA_TRY(cudaMemcpyAsync(taps_.as<float>(), taps_.as<float>() + from * T,
                                               size_t(t * T) * sizeof(float), cudaMemcpyDeviceToDevice, cs));

@@ -392,121 +392,136 @@ constexpr int kBand = 16;
 constexpr int kBandedWidth = 256;    // a thread per column; 2 x kBand x 257 doubles: 64 KiB
 constexpr int kBandedThreads = 256;
 
-// At most 64 registers: 4 blocks per multiprocessor (latency is hidden by more warps, not by
-// more registers per thread).
-__global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(FinalParams q, const float* box)
+// The banded finalisation of pair p: x(j, c) is the image's box value (centred and scaled) at
+// image row j, column c; num(r, oc) the numerator of output (r, oc); a coefficient whose
+// |numerator| lies within `bound` x 1e6 of its error is recomputed (0: only what coefficient()
+// asks). `band` holds 2 x kBand x (w + 1) doubles; blockDim.x >= w.
+template <class X, class Num>
+__device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Num num, double bound,
+                                            double* band)
 {
-    extern __shared__ double band[];   // [2][kBand][w + 1]: exclusive prefix sums per band row
     const int row = q.w + 1;
     double* b1 = band;
     double* b2 = band + kBand * row;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const float inv_o2 = 1.f / float(q.O2);
-    const int64_t outs = int64_t(q.O1) * q.O2, boxes = int64_t(q.bh) * q.bw;
     const double inv_n = 1.0 / q.n;
-    for (int p = blockIdx.x; p < q.pairing.total(); p += gridDim.x) {
-        const float* circ = q.circ + p * boxes;
-        float* map = q.maps + p * outs;
-        const int image = q.pairing.image_of(p), templ = q.pairing.templ_of(p);
-        const float* x = box + int64_t(image) * boxes;
-        const TileMode tm = q.modes[image];
-        const double bound = q.bounds[image];
-        const int c = threadIdx.x;   // this thread's image column (kBandedThreads >= w)
-        double a1 = 0, a2 = 0;
-        if (c < q.w) {
+    float* map = q.maps + p * int64_t(q.O1) * q.O2;
+    const int image = q.pairing.image_of(p), templ = q.pairing.templ_of(p);
+    const TileMode tm = q.modes[image];
+    const int c = threadIdx.x;   // this thread's image column
+    double a1 = 0, a2 = 0;
+    if (c < q.w) {
 #pragma unroll 8
-            for (int j = max(0, -q.P1); j <= min(q.h - 1, q.T1 - 1 - q.P1); ++j) {
-                const double v = x[int64_t(j) * q.bw + c];
-                a1 += v;
-                a2 = fma(v, v, a2);
+        for (int j = max(0, -q.P1); j <= min(q.h - 1, q.T1 - 1 - q.P1); ++j) {
+            const double v = x(j, c);
+            a1 += v;
+            a2 = fma(v, v, a2);
+        }
+    }
+    for (int r0 = 0; r0 < q.O1; r0 += kBand) {
+        const int rows = min(kBand, q.O1 - r0);
+        if (c < q.w) {
+#pragma unroll 4
+            for (int k = 0; k < kBand; ++k) {
+                if (k < rows) {
+                    b1[k * row + c + 1] = a1;
+                    b2[k * row + c + 1] = a2;
+                    const int come = r0 + k - q.P1 + q.T1, gone = r0 + k - q.P1;
+                    const double a = come >= 0 && come < q.h ? double(x(come, c)) : 0.0;
+                    const double b = gone >= 0 && gone < q.h ? double(x(gone, c)) : 0.0;
+                    a1 = (a1 + a) - b;
+                    a2 = fma(-b, b, fma(a, a, a2));
+                }
             }
         }
-        for (int r0 = 0; r0 < q.O1; r0 += kBand) {
-            const int rows = min(kBand, q.O1 - r0);
-            if (c < q.w) {
-#pragma unroll 4
-                for (int k = 0; k < kBand; ++k) {
-                    if (k < rows) {
-                        b1[k * row + c + 1] = a1;
-                        b2[k * row + c + 1] = a2;
-                        const int come = r0 + k - q.P1 + q.T1, gone = r0 + k - q.P1;
-                        const double a = come >= 0 && come < q.h ? double(x[int64_t(come) * q.bw + c]) : 0.0;
-                        const double b = gone >= 0 && gone < q.h ? double(x[int64_t(gone) * q.bw + c]) : 0.0;
-                        a1 = (a1 + a) - b;
-                        a2 = fma(-b, b, fma(a, a, a2));
-                    }
+        __syncthreads();
+        // Inclusive scans along each band row, 32 columns at a time (entry 0 stays 0).
+        for (int k = warp; k < rows; k += warps) {
+            double carry1 = 0, carry2 = 0;
+            for (int j0 = 1; j0 <= q.w; j0 += 32) {
+                const int j = j0 + lane;
+                double v1 = j <= q.w ? b1[k * row + j] : 0.0, v2 = j <= q.w ? b2[k * row + j] : 0.0;
+                for (int d = 1; d < 32; d <<= 1) {
+                    const double u1 = __shfl_up_sync(0xffffffffu, v1, d);
+                    const double u2 = __shfl_up_sync(0xffffffffu, v2, d);
+                    if (lane >= d) v1 += u1, v2 += u2;
                 }
+                v1 += carry1;
+                v2 += carry2;
+                if (j <= q.w) b1[k * row + j] = v1, b2[k * row + j] = v2;
+                carry1 = __shfl_sync(0xffffffffu, v1, 31);
+                carry2 = __shfl_sync(0xffffffffu, v2, 31);
             }
-            __syncthreads();
-            // Inclusive scans along each band row, 32 columns at a time (entry 0 stays 0).
-            for (int k = warp; k < rows; k += warps) {
-                double carry1 = 0, carry2 = 0;
-                for (int j0 = 1; j0 <= q.w; j0 += 32) {
-                    const int j = j0 + lane;
-                    double v1 = j <= q.w ? b1[k * row + j] : 0.0, v2 = j <= q.w ? b2[k * row + j] : 0.0;
-                    for (int d = 1; d < 32; d <<= 1) {
-                        const double u1 = __shfl_up_sync(0xffffffffu, v1, d);
-                        const double u2 = __shfl_up_sync(0xffffffffu, v2, d);
-                        if (lane >= d) v1 += u1, v2 += u2;
-                    }
-                    v1 += carry1;
-                    v2 += carry2;
-                    if (j <= q.w) b1[k * row + j] = v1, b2[k * row + j] = v2;
-                    carry1 = __shfl_sync(0xffffffffu, v1, 31);
-                    carry2 = __shfl_sync(0xffffffffu, v2, 31);
-                }
-                if (lane == 0) b1[k * row] = 0, b2[k * row] = 0;
-            }
-            __syncthreads();
-            // The coefficients; windows to recompute are left to a second sweep, run only when
-            // the band has any (rare): the call stays out of this loop, and so do its registers.
-            const auto coefficient_at = [&](int t, int& r, int& oc, bool& redo) {
-                const int k = quotient(t, q.O2, inv_o2);
-                oc = t - k * q.O2;
-                r = r0 + k;
-                const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
-                const double* v1 = b1 + k * row;
-                const double* v2 = b2 + k * row;
-                int i0 = r - q.P1, i1 = oc - q.P2;
-                if (i0 < 0) i0 += q.bh;
-                if (i1 < 0) i1 += q.bw;
-                const float num = circ[int64_t(i0) * q.bw + i1];
-                const float v = coefficient(num, v1[hi] - v1[lo], v2[hi] - v2[lo], tm, q.n, inv_n, redo);
-                redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
-                return v;
-            };
-            int any = 0;
+            if (lane == 0) b1[k * row] = 0, b2[k * row] = 0;
+        }
+        __syncthreads();
+        // The coefficients; windows to recompute are left to a second sweep, run only when
+        // the band has any (rare): the call stays out of this loop, and so do its registers.
+        const auto coefficient_at = [&](int t, int& r, int& oc, bool& redo) {
+            const int k = quotient(t, q.O2, inv_o2);
+            oc = t - k * q.O2;
+            r = r0 + k;
+            const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
+            const double* v1 = b1 + k * row;
+            const double* v2 = b2 + k * row;
+            const float n = num(r, oc);
+            const float v = coefficient(n, v1[hi] - v1[lo], v2[hi] - v2[lo], tm, q.n, inv_n, redo);
+            redo |= v != 0.f && fabs(double(n)) * kTargetError < bound * fabs(double(v));
+            return v;
+        };
+        int any = 0;
+        for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
+            int r, oc;
+            bool redo;
+            const float v = coefficient_at(t, r, oc, redo);
+            map[int64_t(r) * q.O2 + oc] = v;
+            any |= redo;
+        }
+        if (__syncthreads_or(any)) {
             for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
                 int r, oc;
                 bool redo;
-                const float v = coefficient_at(t, r, oc, redo);
-                map[int64_t(r) * q.O2 + oc] = v;
-                any |= redo;
+                coefficient_at(t, r, oc, redo);
+                if (!redo) continue;
+                Window win;
+                win.box[0] = 0;
+                win.box[1] = r - q.P1;
+                win.box[2] = oc - q.P2;
+                win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
+                win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
+                win.tap_row = q.T2;
+                win.n = q.n;
+                win.tap_sum = q.tap_sum[templ];
+                map[int64_t(r) * q.O2 + oc] =
+                    fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
+                                           q.taps + int64_t(templ) * q.T1 * q.T2),
+                                -1.f),
+                          1.f);
             }
-            if (__syncthreads_or(any)) {
-                for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
-                    int r, oc;
-                    bool redo;
-                    coefficient_at(t, r, oc, redo);
-                    if (!redo) continue;
-                    Window win;
-                    win.box[0] = 0;
-                    win.box[1] = r - q.P1;
-                    win.box[2] = oc - q.P2;
-                    win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
-                    win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
-                    win.tap_row = q.T2;
-                    win.n = q.n;
-                    win.tap_sum = q.tap_sum[templ];
-                    map[int64_t(r) * q.O2 + oc] =
-                        fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
-                                               q.taps + int64_t(templ) * q.T1 * q.T2),
-                                    -1.f),
-                              1.f);
-                }
-            }
-            __syncthreads();
         }
+        __syncthreads();
+    }
+}
+
+// At most 64 registers: 4 blocks per multiprocessor (latency is hidden by more warps, not by
+// more registers per thread).
+__global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(FinalParams q, const float* box)
+{
+    extern __shared__ double band[];   // [2][kBand][w + 1]: exclusive prefix sums per band row
+    const int64_t boxes = int64_t(q.bh) * q.bw;
+    for (int p = blockIdx.x; p < q.pairing.total(); p += gridDim.x) {
+        const float* circ = q.circ + p * boxes;
+        const float* x = box + int64_t(q.pairing.image_of(p)) * boxes;
+        finalise_pair_banded(
+            q, p, [&](int j, int c) { return x[int64_t(j) * q.bw + c]; },
+            [&](int r, int oc) {
+                int i0 = r - q.P1, i1 = oc - q.P2;
+                if (i0 < 0) i0 += q.bh;
+                if (i1 < 0) i1 += q.bw;
+                return circ[int64_t(i0) * q.bw + i1];
+            },
+            q.bounds[q.pairing.image_of(p)], band);
     }
 }
 

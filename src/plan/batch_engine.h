@@ -24,7 +24,14 @@ struct EngineSource {
     std::vector<Extent> origins;
 };
 
+// How an engine correlates a pair: batched cuFFT linear correlations in boxes of fast size
+// ("device.batch.fourier"), or one block per pair summing the products in shared memory
+// ("device.batch.direct": small pairs, whose boxes would be mostly padding and whose transforms
+// cost more than the sums).
+enum class EngineKind { fourier, direct };
+
 struct BatchEngineSpec {
+    EngineKind kind = EngineKind::fourier;
     Op op = Op::lcorr;
     bool correlate = true;     // the map correlates (LCC, XCORR); false: it convolves (CONV)
     Extent image{}, templ{}, out{}, pad{};   // of one pair, as in Problem
