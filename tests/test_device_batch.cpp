@@ -464,7 +464,7 @@ TEST_CASE("GPU batch plans refuse what runs on the host only", "[device][batch]"
     REQUIRE(flcc_batch_plan_create(&plan, FLCC_XCORR, 2, {256, 256, 1}, {200, 200, 1}, &b, &o) == FLCC_SUCCESS);
     CHECK(std::string(flcc_plan_method(plan)) == kFourier);
     flcc_destroy(plan);
-    // FLCC_ESTIMATE: the direct engine at <= 256 products per Fourier box element (32 x 32 SAME:
+    // FLCC_ESTIMATE: the direct engine at <= 512 products per Fourier box element (32 x 32 SAME:
     // 768^2 products, a 48^2 box), else the Fourier engine (128 x 128 FULL: 128^4 and 256^2).
     o.rigor = FLCC_ESTIMATE;
     o.region = FLCC_SAME;

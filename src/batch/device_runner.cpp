@@ -15,9 +15,11 @@ namespace flcc::batch {
 
 namespace {
 
-// FLCC_ESTIMATE's threshold between the engines (see estimated_kind): where the two engines
-// cost the same on the H100's workloads (docs/performance.md, "Batches on the GPU").
-constexpr double kDirectProductsPerBoxElement = 256;
+// FLCC_ESTIMATE's threshold between the engines (see estimated_kind): between the PIV forms
+// (256 to 272 products per box element), which the direct engine runs faster on the H100, and
+// the EBSD search form (1,056), which the Fourier engine does (docs/performance.md, "Batches on
+// the GPU").
+constexpr double kDirectProductsPerBoxElement = 512;
 
 EngineSource engine_source(const Source& s)
 {
@@ -165,19 +167,22 @@ flcc_result DeviceRunner::make(const Spec& spec, EngineKind kind, std::unique_pt
     return FLCC_SUCCESS;
 }
 
-// A set equal by value to the one prepared last is not prepared again (device sets are compared
-// on a host copy).
+// A set equal by value to the one prepared last is not prepared again (host sets are compared
+// where they are, device sets on a host copy); the set is kept only when it is prepared.
 flcc_result DeviceRunner::prepare_templates(const void* set)
 {
     const size_t bytes = size_t(spec_.templates.frame_bytes());
-    std::vector<unsigned char> given(bytes);
+    std::vector<unsigned char> given;
+    const unsigned char* host = static_cast<const unsigned char*>(set);
     if (memory_space(set) == MemorySpace::device) {
+        given.resize(bytes);
         if (!copy_to_host(given.data(), set, bytes))
             return fail(FLCC_DEVICE_ERROR, "copying the templates to the host failed");
-    } else {
-        std::memcpy(given.data(), set, bytes);
+        host = given.data();
     }
-    if (templ_ready_ && given == templ_input_) return FLCC_SUCCESS;
+    if (templ_ready_ && templ_input_.size() == bytes && std::memcmp(host, templ_input_.data(), bytes) == 0)
+        return FLCC_SUCCESS;
+    if (given.empty()) given.assign(host, host + bytes);
     templ_ready_ = false;
     int bad = -1;
     const flcc_result r = engine_->prepare_templates(set, bad);

@@ -15,7 +15,7 @@ namespace flcc::batch {
 // candidates[estimate] (the callers pass the GPU engine of DeviceRunner::estimated_kind wherever
 // one runs: on the workloads of docs/performance.md the engine is 18-130x faster than the host
 // runner of a 16-core CPU); the other rigors time an exec of one synthetic frame on each (after
-// one untimed) and keep the fastest. The timing's template set is forgotten, so that the caller's
+// one untimed; the engines' frames in device memory) and keep the fastest. The timing's template set is forgotten, so that the caller's
 // first exec must give one. Returns FLCC_SUCCESS, or the failure of an exec (then the plan
 // fails: the same exec would fail the caller's).
 flcc_result choose_runner(const Spec& spec, flcc_rigor rigor, std::vector<std::unique_ptr<Runner>> candidates,

@@ -307,6 +307,23 @@ struct FinalParams {
     float* maps;            // pairs x O1 x O2
 };
 
+// Output (r, c) of a pair of `image` and `templ` recomputed in double from the compact values
+// (lcc_common.cuh's Window), clamped.
+__device__ inline float recomputed_output(const FinalParams& q, int image, int templ, int r, int c)
+{
+    Window win;
+    win.box[0] = 0;
+    win.box[1] = r - q.P1;
+    win.box[2] = c - q.P2;
+    win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
+    win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
+    win.tap_row = q.T2;
+    win.n = q.n;
+    win.tap_sum = q.tap_sum[templ];
+    const float v = recomputed(win, q.images + int64_t(image) * q.h * q.w, q.taps + int64_t(templ) * q.T1 * q.T2);
+    return fminf(fmaxf(v, -1.f), 1.f);
+}
+
 // Output rows per finalise task: its window sums run down them after a first window of T1.
 constexpr int kFinalRows = 32;
 
@@ -356,19 +373,7 @@ __global__ void finalise(FinalParams q)
                 float v = coefficient(num, s1, s2, tm, q.n, inv_n, redo);
                 redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
                 if (redo) {
-                    Window win;
-                    win.box[0] = 0;
-                    win.box[1] = r - q.P1;
-                    win.box[2] = c - q.P2;
-                    win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
-                    win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
-                    win.tap_row = q.T2;
-                    win.n = q.n;
-                    win.tap_sum = q.tap_sum[templ];
-                    v = fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
-                                               q.taps + int64_t(templ) * q.T1 * q.T2),
-                                    -1.f),
-                              1.f);
+                    v = recomputed_output(q, image, templ, r, c);
                 }
                 map[int64_t(r) * q.O2 + c] = v;
                 const int come = r - q.P1 + q.T1, gone = r - q.P1;
@@ -484,20 +489,7 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
                 bool redo;
                 coefficient_at(t, r, oc, redo);
                 if (!redo) continue;
-                Window win;
-                win.box[0] = 0;
-                win.box[1] = r - q.P1;
-                win.box[2] = oc - q.P2;
-                win.S[0] = 1, win.S[1] = q.h, win.S[2] = q.w;
-                win.T[0] = 1, win.T[1] = q.T1, win.T[2] = q.T2;
-                win.tap_row = q.T2;
-                win.n = q.n;
-                win.tap_sum = q.tap_sum[templ];
-                map[int64_t(r) * q.O2 + oc] =
-                    fminf(fmaxf(recomputed(win, q.images + int64_t(image) * q.h * q.w,
-                                           q.taps + int64_t(templ) * q.T1 * q.T2),
-                                -1.f),
-                          1.f);
+                map[int64_t(r) * q.O2 + oc] = recomputed_output(q, image, templ, r, oc);
             }
         }
         __syncthreads();
