@@ -1,7 +1,7 @@
 """Plots bench/results/<gpu tag>/batch_gpu.jsonl (bench/run_batch_gpu.sh): frames per second of
-FLCC's GPU batch plans (device-resident frames, and page-locked host frames: the stream) and of
-the CuPy loop, per workload, medians over the rounds, with the PCIe bound of the stream (frame
-bytes / pinned host-to-device bandwidth measured in the same run).
+FLCC's GPU batch plans (device-resident frames per engine, and page-locked host frames on the
+plan's engine: the stream) and of the CuPy loop, per workload, medians over the rounds, with the
+PCIe bound of the stream (frame bytes / pinned host-to-device bandwidth measured in the same run).
 
   python plot_batch_gpu.py RESULTS.jsonl OUT.png
 """
@@ -22,16 +22,18 @@ frame_bytes = {}
 for r in rows:
     if r["bench"] == "flcc.batch" and r.get("refine") == "parabolic":
         per_exec = "" if r["frames"] == 64 else f", {r['frames']} per exec"
-        times[(r["problem"], "FLCC, " + r["memory"] + " frames" + per_exec)].append(r["seconds"]["median"])
+        engine = r["method"].replace("device.batch.", "") + " engine, " if r["memory"] == "device" else ""
+        times[(r["problem"], "FLCC, " + engine + r["memory"] + " frames" + per_exec)].append(r["seconds"]["median"])
         elem = 1 if r["problem"].startswith("piv") else 2
         frame_bytes[r["problem"]] = r["frame"][0] * r["frame"][1] * elem * (2 if r["problem"].startswith("piv") else 1)
     elif r["bench"] == "cupy.batch":
         times[(r["problem"], "CuPy loop (circular, no normalisation)")].append(r["seconds"]["median"])
-problems = ["ebsd-search", "ebsd-full", "piv", "piv-full"]
+problems = ["ebsd-search", "ebsd-full", "piv", "piv-full", "piv-same"]
 labels = {"ebsd-search": "EBSD search form\n49 x 128² / 64²", "ebsd-full": "EBSD seed form\n49 x 128² / 128²",
-          "piv": "PIV\n900 x 64² / 32²", "piv-full": "PIV\n4096 x 32² / 32²"}
+          "piv": "PIV\n900 x 64² / 32²", "piv-full": "PIV, FULL\n4096 x 32² / 32²",
+          "piv-same": "PIV, SAME\n4096 x 32² / 32²"}
 names = sorted({n for _, n in times}, key=lambda n: (not n.startswith("FLCC"), n))
-fig, ax = plt.subplots(figsize=(10, 4.5))
+fig, ax = plt.subplots(figsize=(12, 4.8))
 width = 0.8 / (len(names) + 1)
 for i, name in enumerate(names):
     fps = [1 / statistics.median(times[(p, name)]) if (p, name) in times else 0 for p in problems]
