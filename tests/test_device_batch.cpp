@@ -280,6 +280,17 @@ TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and d
     std::vector<float> flat(256, 7.f), noise(256), noise2(256);
     for (auto& v : noise) v = u(rng);
     for (auto& v : noise2) v = u(rng);
+    // A DEVICE plan of `engine` that keeps its maps (templ_per_frame: a template set per frame).
+    const auto plan_keeping_maps = [&](const char* engine, int templ_per_frame) {
+        flcc_batch b;
+        flcc_batch_init(&b);
+        b.keep_maps = 1;
+        b.templ_per_frame = templ_per_frame;
+        flcc_options o = device_options(FLCC_FULL, engine);
+        flcc_plan plan = nullptr;
+        REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+        return plan;
+    };
 
     SECTION("a flat map's peak: value 0, quality 0, zero displacement")
     for (const char* engine : kEngines)
@@ -307,12 +318,7 @@ TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and d
     {
         for (const char* engine : kEngines) {
             INFO(engine);
-            flcc_batch b;
-            flcc_batch_init(&b);
-            b.keep_maps = 1;
-            flcc_plan plan = nullptr;
-            flcc_options o = device_options(FLCC_FULL, engine);
-            REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+            flcc_plan plan = plan_keeping_maps(engine, 0);
             std::vector<float> maps(size_t(ref::out_elems(s)));
             flcc_peak peak;
             std::vector<float> bad = noise;
@@ -329,12 +335,7 @@ TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and d
     {
         for (const char* engine : kEngines) {
             INFO(engine);
-            flcc_batch b;
-            flcc_batch_init(&b);
-            b.keep_maps = 1;
-            flcc_plan plan = nullptr;
-            flcc_options o = device_options(FLCC_FULL, engine);
-            REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+            flcc_plan plan = plan_keeping_maps(engine, 0);
             const int64_t on = ref::out_elems(s);
             std::vector<float> maps(size_t(3 * on));
             flcc_peak peaks[3];
@@ -373,8 +374,7 @@ TEST_CASE("GPU batches: flat maps, non-finite input, template sets, frames and d
             flcc_destroy(plan);
 
             // One set per frame.
-            b.templ_per_frame = 1;
-            REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+            plan = plan_keeping_maps(engine, 1);
             std::vector<float> images = noise, sets = noise2;
             images.insert(images.end(), noise2.begin(), noise2.end());
             sets.insert(sets.end(), noise.begin(), noise.end());
