@@ -70,7 +70,7 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
         if (o.method != nullptr)
             return fail(FLCC_METHOD_NOT_APPLICABLE,
                         "options.method = \"%s\": GPU batch plans run on \"%s\" or \"%s\"", o.method,
-                        DeviceRunner::kFourierName, DeviceRunner::kDirectName);
+                        engine_name(EngineKind::fourier), engine_name(EngineKind::direct));
         if ((r = add_engines(true)) != FLCC_SUCCESS) return r;
     } else {
         if ((r = plan_solver(*made, o)) != FLCC_SUCCESS) return r;

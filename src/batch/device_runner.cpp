@@ -15,10 +15,9 @@ namespace flcc::batch {
 
 namespace {
 
-// FLCC_ESTIMATE's threshold between the engines (see estimated_kind): between the PIV forms
-// (256 to 272 products per box element), which the direct engine runs faster on the H100, and
-// the EBSD search form (1,056), which the Fourier engine does (docs/performance.md, "Batches on
-// the GPU").
+// FLCC_ESTIMATE's threshold between the engines (see estimated_kind): it lies between the
+// workloads each engine runs faster (docs/performance.md, "Batches on the GPU", gives them in
+// products per box element).
 constexpr double kDirectProductsPerBoxElement = 512;
 
 EngineSource engine_source(const Source& s)
@@ -83,10 +82,12 @@ private:
 bool DeviceRunner::engine_named(const char* method, EngineKind& kind)
 {
     if (method == nullptr) return false;
-    if (std::strcmp(method, kFourierName) == 0) kind = EngineKind::fourier;
-    else if (std::strcmp(method, kDirectName) == 0) kind = EngineKind::direct;
-    else return false;
-    return true;
+    for (const EngineKind k : {EngineKind::fourier, EngineKind::direct})
+        if (std::strcmp(method, engine_name(k)) == 0) {
+            kind = k;
+            return true;
+        }
+    return false;
 }
 
 EngineKind DeviceRunner::estimated_kind(const Spec& spec)
@@ -101,7 +102,7 @@ EngineKind DeviceRunner::estimated_kind(const Spec& spec)
             sum += double(std::max<int64_t>(0, hi - lo));
         }
         products *= sum;
-        box *= double(geometry::fast_fft_size(p.image[a] + p.pad[a]));
+        box *= double(geometry::batch_box_size(p.image[a] + p.pad[a]));
     }
     return products <= kDirectProductsPerBoxElement * box ? EngineKind::direct : EngineKind::fourier;
 }
@@ -152,7 +153,7 @@ flcc_result DeviceRunner::make(const Spec& spec, EngineKind kind, std::unique_pt
         if ((made = b->make_batch_engine(e, r->engine_)) != FLCC_METHOD_NOT_APPLICABLE) break;
     if (made == FLCC_METHOD_NOT_APPLICABLE && kind == EngineKind::direct)
         return fail(made, "%s: %s does not apply to %s (one pair's values exceed a block's shared memory)",
-                    where, kDirectName, p.key().c_str());
+                    where, engine_name(kind), p.key().c_str());
     if (made == FLCC_METHOD_NOT_APPLICABLE)
         return fail(made, "%s: no GPU batch engine applies to %s", where, p.key().c_str());
     if (made == FLCC_ALLOC_FAILED)

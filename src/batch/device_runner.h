@@ -32,9 +32,7 @@ public:
         templ_input_.clear();
     }
 
-    // The engines' names, for options.method: true, with its kind, when `method` names one.
-    static constexpr const char* kFourierName = "device.batch.fourier";
-    static constexpr const char* kDirectName = "device.batch.direct";
+    // True, with its kind, when `method` names an engine (plan/batch_engine.h's engine_name).
     static bool engine_named(const char* method, EngineKind& kind);
     // The kind FLCC_ESTIMATE takes: direct where a pair's products are few per element of the
     // Fourier form's box (each box element costs the transforms and passes of that form, each

@@ -34,16 +34,6 @@ unsigned blocks_for(int64_t n, int threads)
     return unsigned(std::min<int64_t>((n + threads - 1) / threads, 1024));
 }
 
-// A transform length >= n: the next power of two when it is within 1/8 of the smallest
-// 2^a 3^b 5^c 7^d (cuFFT runs powers of two fastest: 64 beats 63), else that.
-int64_t box_size(int64_t n)
-{
-    const int64_t fast = geometry::fast_fft_size(n);
-    int64_t two = 1;
-    while (two < n) two *= 2;
-    return two * 8 <= fast * 9 ? two : fast;
-}
-
 // Threads of a block that runs over n elements: a warp per 16 elements, 64 to `most`.
 unsigned threads_for(int64_t n, int most)
 {
@@ -64,7 +54,7 @@ public:
 
     static flcc_result make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out);
 
-    const char* name() const override { return direct_ ? "device.batch.direct" : "device.batch.fourier"; }
+    const char* name() const override { return engine_name(s_.kind); }
     int patch_floats() const override { return side_ * side_; }
     flcc_result prepare_templates(const void* set, int& bad) override;
     flcc_result run(const void* images, const void* templs, float* maps, int frames, Sink& sink,
@@ -141,9 +131,7 @@ flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>&
         // One block per pair: the pair's arrays fit shared memory, and the banded finalisation
         // has a thread per image column.
         if (s.op == Op::lcorr && s.image[2] > batch::kBandedWidth) return FLCC_METHOD_NOT_APPLICABLE;
-        const batch::DirectLayout L = e->direct_layout();
-        if (L.bytes() > (int64_t(1) << 30)) return FLCC_METHOD_NOT_APPLICABLE;
-        const flcc_result r = raise_shared_limit(batch::direct_pairs, size_t(L.bytes()));
+        const flcc_result r = raise_shared_limit(batch::direct_pairs, size_t(e->direct_layout().bytes()));
         if (r != FLCC_SUCCESS) return r;
     }
     const flcc_result r = e->allocate();
@@ -210,8 +198,8 @@ flcc_result Engine::allocate()
         bw_ = int(std::max(s_.image[2], s_.templ[2]));
         half_ = 0;
     } else {
-        bh_ = int(box_size(s_.image[1] + s_.pad[1]));
-        bw_ = int(box_size(s_.image[2] + s_.pad[2]));
+        bh_ = int(geometry::batch_box_size(s_.image[1] + s_.pad[1]));
+        bw_ = int(geometry::batch_box_size(s_.image[2] + s_.pad[2]));
         half_ = int64_t(bh_) * (bw_ / 2 + 1);
     }
     outs_ = s_.out[1] * s_.out[2];
@@ -247,14 +235,14 @@ flcc_result Engine::allocate()
     const bool lcc = s_.op == Op::lcorr;
     const size_t ni = size_t(group_) * s_.images.count, np = size_t(group_) * s_.pairs;
     const size_t nt = size_t(templs_.sets) * s_.templates.count;
-    banded_ = lcc && (direct_ || s_.image[2] <= batch::kBandedWidth);
+    banded_ = lcc && !direct_ && s_.image[2] <= batch::kBandedWidth;
     if (banded_) FLCC_TRY(raise_shared_limit(batch::finalise_banded, banded_shared()));
     if (lcc) {
         FLCC_TRY(taps_.allocate(nt * size_t(s_.templ[1] * s_.templ[2]) * sizeof(float)));
         FLCC_TRY(tap_sum_.allocate(nt * sizeof(double)));
         FLCC_TRY(modes_.allocate(ni * sizeof(TileMode)));
         FLCC_TRY(bounds_.allocate(ni * sizeof(double)));
-        if (!banded_) {
+        if (!banded_ && !direct_) {
             FLCC_TRY(h1_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
             FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
         }

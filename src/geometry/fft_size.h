@@ -19,4 +19,14 @@ inline int64_t fast_fft_size(int64_t n)
     }
 }
 
+// The GPU batch engine's transform length >= n: the next power of two when it is within 1/8 of
+// fast_fft_size(n) (cuFFT runs powers of two fastest: 64 beats 63), else that.
+inline int64_t batch_box_size(int64_t n)
+{
+    const int64_t fast = fast_fft_size(n);
+    int64_t two = 1;
+    while (two < n) two *= 2;
+    return two * 8 <= fast * 9 ? two : fast;
+}
+
 }  // namespace flcc::geometry

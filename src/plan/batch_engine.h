@@ -30,6 +30,12 @@ struct EngineSource {
 // cost more than the sums).
 enum class EngineKind { fourier, direct };
 
+// The engine's name, as options.method takes it and flcc_plan_method gives it.
+inline const char* engine_name(EngineKind kind)
+{
+    return kind == EngineKind::direct ? "device.batch.direct" : "device.batch.fourier";
+}
+
 struct BatchEngineSpec {
     EngineKind kind = EngineKind::fourier;
     Op op = Op::lcorr;
