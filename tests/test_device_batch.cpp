@@ -90,6 +90,7 @@ TEST_CASE("the GPU batch engines match the float64 reference, forced by name", "
         {2, {12, 400, 1}, {5, 7, 1}, FLCC_SAME},   // wider than the banded finalisation takes
         {2, {32, 32, 1}, {32, 32, 1}, FLCC_SAME},  {2, {9, 70, 1}, {13, 3, 1}, FLCC_FULL},
         {2, {6, 5, 1}, {11, 9, 1}, FLCC_FULL},     // templates larger than the images
+        {2, {4, 5, 1}, {11, 13, 1}, FLCC_SAME},    // ... more than twice: the box holds the template
     };
     for (const char* engine : kEngines)
     for (const ref::Shape& s : shapes)

@@ -102,7 +102,7 @@ EngineKind DeviceRunner::estimated_kind(const Spec& spec)
             sum += double(std::max<int64_t>(0, hi - lo));
         }
         products *= sum;
-        box *= double(geometry::batch_box_size(p.image[a] + p.pad[a]));
+        box *= double(geometry::correlation_box_size(p.image[a], p.templ[a], p.pad[a]));
     }
     return products <= kDirectProductsPerBoxElement * box ? EngineKind::direct : EngineKind::fourier;
 }

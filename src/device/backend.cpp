@@ -12,6 +12,7 @@ namespace flcc {
 namespace device {
 void register_direct_solvers(SolverList& list);
 void register_fourier_solvers(SolverList& list);
+void register_fourier_box_solver(SolverList& list);
 void register_fourier_planes_solver(SolverList& list);
 void register_fourier_rows_solver(SolverList& list);
 void register_fourier_slabs_solver(SolverList& list);
@@ -25,6 +26,7 @@ public:
     {
         register_direct_solvers(list);
         register_fourier_solvers(list);
+        register_fourier_box_solver(list);
         register_fourier_planes_solver(list);
         register_fourier_rows_solver(list);
         register_fourier_slabs_solver(list);

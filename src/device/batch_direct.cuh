@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(kDirectMaxThreads, 3) direct_pairs(DirectParam
         if (q.lcc) {
             finalise_pair_banded(
                 q, p, [&](int j, int c) { return x[(j + q.P1) * d.cols + c + q.P2]; },
-                [&](int r, int oc) { return num[r * q.O2 + oc]; }, 0.0, band);
+                [&](int r, int oc) { return num[r * q.O2 + oc]; }, 0.0, band, 0, q.O1);
         } else {
             float* map = q.maps + p * outs;
             for (int e = threadIdx.x; e < outs; e += blockDim.x) map[e] = num[e];

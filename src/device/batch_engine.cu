@@ -28,17 +28,8 @@ namespace flcc::device {
 
 namespace {
 
-// Grid extents: enough blocks to fill the GPU, the rest by grid-stride loops.
-unsigned blocks_for(int64_t n, int threads)
-{
-    return unsigned(std::min<int64_t>((n + threads - 1) / threads, 1024));
-}
-
-// Threads of a block that runs over n elements: a warp per 16 elements, 64 to `most`.
-unsigned threads_for(int64_t n, int most)
-{
-    return unsigned(std::min<int64_t>(most, std::max<int64_t>(64, (n / 16 + 31) / 32 * 32)));
-}
+using batch::blocks_for;
+using batch::threads_for;
 
 // Pairs per launch that fill the GPU, and the most device memory a launch's frames may take.
 constexpr int kLaunchPairs = 1024;
@@ -198,8 +189,8 @@ flcc_result Engine::allocate()
         bw_ = int(std::max(s_.image[2], s_.templ[2]));
         half_ = 0;
     } else {
-        bh_ = int(geometry::batch_box_size(s_.image[1] + s_.pad[1]));
-        bw_ = int(geometry::batch_box_size(s_.image[2] + s_.pad[2]));
+        bh_ = int(geometry::correlation_box_size(s_.image[1], s_.templ[1], s_.pad[1]));
+        bw_ = int(geometry::correlation_box_size(s_.image[2], s_.templ[2], s_.pad[2]));
         half_ = int64_t(bh_) * (bw_ / 2 + 1);
     }
     outs_ = s_.out[1] * s_.out[2];

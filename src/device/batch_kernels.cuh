@@ -2,6 +2,8 @@
 // converting and preprocessing the subregions into FFT boxes; the spectra's products, pair by
 // pair; the LCC window sums and finalisation (the numerics of kernels/lcc_common.cuh, whose
 // guard and recomputed windows they reuse); the best map over templates; the peaks of each map.
+// device.fourier2.box (kernels/fourier_box.cuh) runs one pair through them too: the kernels are
+// static, an instance per translation unit that launches them.
 #pragma once
 
 #include "device/kernels/lcc_common.cuh"
@@ -10,6 +12,7 @@
 
 #include <cufft.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cstdint>
@@ -19,6 +22,18 @@ namespace flcc::device::batch {
 
 constexpr int kItemThreads = 1024;   // the most; launches take fewer for small subregions
 constexpr int kPeakThreads = 512;     // likewise
+
+// Grid extents: enough blocks to fill the GPU, the rest by grid-stride loops.
+inline unsigned blocks_for(int64_t n, int threads)
+{
+    return unsigned(std::min<int64_t>((n + threads - 1) / threads, 1024));
+}
+
+// Threads of a block that runs over n elements: a warp per 16 elements, 64 to `most`.
+inline unsigned threads_for(int64_t n, int most)
+{
+    return unsigned(std::min<int64_t>(most, std::max<int64_t>(64, (n / 16 + 31) / 32 * 32)));
+}
 
 // i / n for 0 <= i, 0 < n: a float reciprocal and one correction below 2^24 (exact there), the
 // integer division above. Per-element divisions by a run-time extent are otherwise a large
@@ -153,12 +168,11 @@ struct ImageForm {
 // recomputed directly in double.
 constexpr double kFftError = 4, kTargetError = 1e-6;
 
-// One block per image: its compact values, then its box (LCC: centred and scaled by its mode;
-// the box's zeros beyond the image are written once, when it is allocated).
-__global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, ImageForm f)
+// Image `item` by one block: its compact values, then its box (LCC: centred and scaled by its
+// mode; the box's zeros beyond the image are written once, when it is allocated). Returns the
+// compact values' statistics.
+__device__ inline detail::Stats prepare_image_item(const SideParams& p, const ImageForm& f, int item, double* scratch)
 {
-    __shared__ double scratch[kScratchDoubles];
-    const int item = blockIdx.x;
     const detail::Stats s = write_compact(p, item, scratch);
     TileMode t{};
     t.c = 0.f;
@@ -185,6 +199,14 @@ __global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, Ima
         if (threadIdx.x == 0)
             f.bounds[item] = kFftError * 0x1p-24 * sqrt(f.log2_box * energy / (double(p.h) * p.w));
     }
+    return s;
+}
+
+// One block per image.
+static __global__ void __launch_bounds__(kItemThreads) prepare_images(SideParams p, ImageForm f)
+{
+    __shared__ double scratch[kScratchDoubles];
+    prepare_image_item(p, f, blockIdx.x, scratch);
 }
 
 struct TemplForm {
@@ -193,13 +215,13 @@ struct TemplForm {
     double* tap_sum;   // LCC: their sums
 };
 
-// One block per template: its compact values, then its box: LCC the taps (zeros for a constant
-// template, whose maps are then 0), else the values (the zeros beyond, as for the images).
-__global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, TemplForm f)
+// Template `item` by one block: its compact values, then its box: LCC the taps (zeros for a
+// constant template, whose maps are then 0), else the values (the zeros beyond, as for the
+// images). Returns the compact values' statistics.
+__device__ inline detail::Stats prepare_template_item(const SideParams& p, const TemplForm& f, int item, double* scratch)
 {
-    __shared__ double scratch[kScratchDoubles];
-    const int item = blockIdx.x, n = p.h * p.w;
-    write_compact(p, item, scratch);
+    const int n = p.h * p.w;
+    const detail::Stats s = write_compact(p, item, scratch);
     const float* src = p.compact + int64_t(item) * n;
     TapForm form{};
     if (f.lcc) form = tap_form(src, n, true, scratch);
@@ -215,13 +237,21 @@ __global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, 
     }
     const double sum = block_sum(part, scratch);
     if (f.lcc && threadIdx.x == 0) f.tap_sum[item] = sum;
+    return s;
+}
+
+// One block per template.
+static __global__ void __launch_bounds__(kItemThreads) prepare_templates(SideParams p, TemplForm f)
+{
+    __shared__ double scratch[kScratchDoubles];
+    prepare_template_item(p, f, blockIdx.x, scratch);
 }
 
 // Per pair: the image's spectrum times the template's (conjugated to correlate), scaled by
 // 1 / box so that the inverse transform gives the sums themselves. V complex values per thread
 // (2: as float4, when a spectrum's length is even).
 template <int V>
-__global__ void multiply(const cufftComplex* images, const cufftComplex* templs, cufftComplex* out,
+static __global__ void multiply(const cufftComplex* images, const cufftComplex* templs, cufftComplex* out,
                          int64_t half, Pairing pairing, int correlate, float scale)
 {
     using Vec = std::conditional_t<V == 2, float4, float2>;
@@ -259,7 +289,7 @@ struct SumsParams {
     double* h2;
 };
 
-__global__ void window_rows(SumsParams q)
+static __global__ void window_rows(SumsParams q)
 {
     const int chunks = (q.O2 + kChunk - 1) / kChunk;
     const int64_t tasks = int64_t(q.items) * q.h * chunks;
@@ -331,7 +361,7 @@ constexpr int kFinalRows = 32;
 // no wrap inside the region) and, for LCC, the vertical window sums over the window rows
 // [r - P1, r - P1 + T1) inside the image, the guard and the recomputed windows. A task is one
 // output column over kFinalRows rows, neighbouring tasks neighbouring columns.
-__global__ void finalise(FinalParams q)
+static __global__ void finalise(FinalParams q)
 {
     const int chunks = (q.O1 + kFinalRows - 1) / kFinalRows, tasks = chunks * q.O2;
     const int64_t outs = int64_t(q.O1) * q.O2, boxes = int64_t(q.bh) * q.bw;
@@ -397,13 +427,15 @@ constexpr int kBand = 16;
 constexpr int kBandedWidth = 256;    // a thread per column; 2 x kBand x 257 doubles: 64 KiB
 constexpr int kBandedThreads = 256;
 
-// The banded finalisation of pair p: x(j, c) is the image's box value (centred and scaled) at
-// image row j, column c; num(r, oc) the numerator of output (r, oc); a coefficient whose
-// |numerator| lies within `bound` x 1e6 of its error is recomputed (0: only what coefficient()
-// asks). `band` holds 2 x kBand x (w + 1) doubles; blockDim.x >= w.
+// The banded finalisation of pair p over output rows [first, last): x(j, c) is the image's box
+// value (centred and scaled) at image row j, column c; num(r, oc) the numerator of output
+// (r, oc); a coefficient whose |numerator| lies within `bound` x 1e6 of its error is recomputed
+// (0: only what coefficient() asks). `band` holds 2 x kBand x (w + 1) doubles; blockDim.x >= w.
+// The vertical running sums start with a window of T1 rows at `first` and run last - first
+// steps: fourier_tile_guard_2d(T1, T2, O2, last - first) bounds their rounding.
 template <class X, class Num>
 __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Num num, double bound,
-                                            double* band)
+                                            double* band, int first, int last)
 {
     const int row = q.w + 1;
     double* b1 = band;
@@ -418,14 +450,14 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
     double a1 = 0, a2 = 0;
     if (c < q.w) {
 #pragma unroll 8
-        for (int j = max(0, -q.P1); j <= min(q.h - 1, q.T1 - 1 - q.P1); ++j) {
+        for (int j = max(0, first - q.P1); j <= min(q.h - 1, first + q.T1 - 1 - q.P1); ++j) {
             const double v = x(j, c);
             a1 += v;
             a2 = fma(v, v, a2);
         }
     }
-    for (int r0 = 0; r0 < q.O1; r0 += kBand) {
-        const int rows = min(kBand, q.O1 - r0);
+    for (int r0 = first; r0 < last; r0 += kBand) {
+        const int rows = min(kBand, last - r0);
         if (c < q.w) {
 #pragma unroll 4
             for (int k = 0; k < kBand; ++k) {
@@ -498,7 +530,7 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
 
 // At most 64 registers: 4 blocks per multiprocessor (latency is hidden by more warps, not by
 // more registers per thread).
-__global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(FinalParams q, const float* box)
+static __global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(FinalParams q, const float* box)
 {
     extern __shared__ double band[];   // [2][kBand][w + 1]: exclusive prefix sums per band row
     const int64_t boxes = int64_t(q.bh) * q.bw;
@@ -513,13 +545,13 @@ __global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(FinalParams
                 if (i1 < 0) i1 += q.bw;
                 return circ[int64_t(i0) * q.bw + i1];
             },
-            q.bounds[q.pairing.image_of(p)], band);
+            q.bounds[q.pairing.image_of(p)], band, 0, q.O1);
     }
 }
 
 // best_over_templates: per image and output, the highest value over its templates' maps and the
 // template (the lower index on ties), into images x 2 x outs (value plane, index plane).
-__global__ void best_of_templates(const float* maps, int images, int templates, int64_t outs, float* best)
+static __global__ void best_of_templates(const float* maps, int images, int templates, int64_t outs, float* best)
 {
     for (int i = blockIdx.y; i < images; i += gridDim.y)
         for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outs;
@@ -575,7 +607,7 @@ __device__ inline Candidate block_argmax(Candidate c, Candidate* shared)
 // One block per map: greedy non-maximum suppression for k peaks, each with its sidelobe measures
 // and its patch (host/peaks.h's rules; a flat map gives one unrefined peak at flat_at). The
 // first search also finds whether the map is flat.
-__global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
+static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
 {
     __shared__ double scratch[kScratchDoubles];
     __shared__ Candidate shared[32];

@@ -29,8 +29,8 @@ struct PlanesShape {
 PlanesShape planes_shape(const Problem& p)
 {
     PlanesShape s;
-    s.F1 = int(geometry::fast_fft_size(int(p.out[1] + p.templ[1] - 1)));
-    s.F2 = int(geometry::fast_fft_size(int(p.out[2] + p.templ[2] - 1)));
+    s.F1 = int(geometry::gpu_fft_size(int(p.out[1] + p.templ[1] - 1)));
+    s.F2 = int(geometry::gpu_fft_size(int(p.out[2] + p.templ[2] - 1)));
     s.H = s.F1 * (s.F2 / 2 + 1);
     s.zlo = 0;   // output 0's window starts at plane -P0 <= 0
     s.zhi = int(std::min<int64_t>(p.image[0], p.out[0] + p.templ[0] - 1 - p.pad[0]));

@@ -71,7 +71,7 @@ TilePlan plan_tiles(const Problem& p, int edge)
         const bool flat = p.dim == 2 && a == 0;
         axes[a] = pieces(p, a, flat ? 1 : std::max(1, edge - int(p.templ[a]) + 1));
         if (!flat)
-            for (const Piece& pc : axes[a]) uniform[a] = std::max(uniform[a], int(geometry::fast_fft_size(pc.size + int(p.templ[a]) - 1)));
+            for (const Piece& pc : axes[a]) uniform[a] = std::max(uniform[a], int(geometry::gpu_fft_size(pc.size + int(p.templ[a]) - 1)));
     }
     TilePlan plan;
     double exact_volume = 0;
@@ -87,7 +87,7 @@ TilePlan plan_tiles(const Problem& p, int edge)
                     t.origin[a] = pc[a]->start;
                     t.size[a] = pc[a]->size;
                     t.boundary |= pc[a]->boundary;
-                    F[size_t(a)] = (p.dim == 2 && a == 0) ? 1 : int(geometry::fast_fft_size(t.size[a] + int(p.templ[a]) - 1));
+                    F[size_t(a)] = (p.dim == 2 && a == 0) ? 1 : int(geometry::gpu_fft_size(t.size[a] + int(p.templ[a]) - 1));
                     box *= F[size_t(a)];
                 }
                 exact_volume += box;
