@@ -133,6 +133,7 @@ __device__ inline detail::Stats write_compact(const SideParams& p, int item, dou
     }
     float* out = p.compact + int64_t(item) * n;
     detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+#pragma unroll 4
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         const int r = quotient(i, p.w, inv_w), c = i - r * p.w;
         float v = load(p, view, r, c);
@@ -185,6 +186,7 @@ __device__ inline detail::Stats prepare_image_item(const SideParams& p, const Im
     float* box = p.box + int64_t(item) * p.bh * p.bw;
     const float scale = float(t.scale), inv_w = 1.f / float(p.w);
     double energy = 0;
+#pragma unroll 4
     for (int i = threadIdx.x; i < p.h * p.w; i += blockDim.x) {
         const int r = quotient(i, p.w, inv_w), c = i - r * p.w;
         float v = src[i];
@@ -224,10 +226,11 @@ __device__ inline detail::Stats prepare_template_item(const SideParams& p, const
     const detail::Stats s = write_compact(p, item, scratch);
     const float* src = p.compact + int64_t(item) * n;
     TapForm form{};
-    if (f.lcc) form = tap_form(src, n, true, scratch);
+    if (f.lcc) form = tap_form_in_range(src, n, true, s, scratch);   // s: the same values' range
     float* box = p.box + int64_t(item) * p.bh * p.bw;
     const float inv_w = 1.f / float(p.w);
     double part = 0;
+#pragma unroll 4
     for (int k = threadIdx.x; k < n; k += blockDim.x) {
         const int r = quotient(k, p.w, inv_w), c = k - r * p.w;
         const float v = f.lcc ? tap_value(src, n, k, true, form) : src[k];

@@ -93,9 +93,9 @@ public:
         q.image = side(h, w, compact_.as<float>(), boxes_.as<float>());
         q.templ = side(T1, T2, compact_.as<float>() + h * w, boxes_.as<float>() + b_.elements());
         const double taps = double(T1 * T2);
-        // The window sums' rounding bound: vertical running sums over T1 rows and up to kBand
-        // steps, prefix sums along rows (finalise_pair_banded).
-        const double guard_factor = geometry::fourier_tile_guard_2d(T1, T2, int(p_.out[2]), batch::kBand);
+        // The window sums' rounding bound: vertical running sums over T1 rows and up to
+        // kBoxRows steps, prefix sums along rows (finalise_pair_banded).
+        const double guard_factor = geometry::fourier_tile_guard_2d(T1, T2, int(p_.out[2]), box::kBoxRows);
         const bool valid = p_.region == FLCC_VALID;   // no window reaches the padding: centred
         q.image_form = batch::ImageForm{lcc ? 1 : 0, valid ? 0 : 1, taps, guard_factor,
                                         std::log2(double(b_.elements())), modes_.as<TileMode>(), bounds_.as<double>()};
@@ -166,7 +166,7 @@ private:
         FLCC_CUDA_TRY(cudaGetLastError());
         FLCC_CUFFT_TRY(cufftSetStream(c2r_.h, s));
         FLCC_CUFFT_TRY(cufftExecC2R(c2r_.h, spec, circ_.as<cufftReal>()));
-        const unsigned bands = unsigned((p_.out[1] + batch::kBand - 1) / batch::kBand);
+        const unsigned bands = unsigned((p_.out[1] + box::kBoxRows - 1) / box::kBoxRows);
         box::finalise_box<<<bands, batch::kBandedThreads, final_.lcc ? band_bytes() : 0, s>>>(
             final_, slot_.as<box::BoxSlot>(), boxes_.as<float>());
         FLCC_CUDA_TRY(cudaGetLastError());
@@ -201,12 +201,12 @@ public:
     // Cost model of an H100-class device, as the tile solvers' (fourier_solver.cu): three
     // transforms of the box at ~15 TFLOP/s effective, ~60 bytes of memory traffic per box
     // element at ~2.5 TB/s, and ~12 us for the graph's seven nodes; LCC's bands run one block
-    // each, T1 window rows before their kBand rows.
+    // each, T1 window rows before their kBoxRows rows.
     double estimate_seconds() const override
     {
         const double box = double(b_.elements());
         double t = 3 * 5 * box * std::log2(box) / 15e12 + 60 * box / 2.5e12 + 12e-6;
-        if (p_.op == Op::lcorr) t += double(p_.templ[1] + batch::kBand) * 20e-9;
+        if (p_.op == Op::lcorr) t += double(p_.templ[1] + box::kBoxRows) * 20e-9;
         return with_host_transfers(p_, t);
     }
 

@@ -1,7 +1,7 @@
 // The kernels of device.fourier2.box (fourier_box_solver.cu): a 2D problem whose whole output
 // fits one FFT box, correlated as one pair of the batch engine's kernels (batch_kernels.cuh).
 // The frame's pointers reach the captured graph through a slot; the image and the template are
-// prepared by one launch (a block each), the LCC finalisation runs bands of rows in parallel.
+// prepared by one launch (a block each), the LCC finalisation runs short bands of rows in parallel.
 #pragma once
 
 #include "device/batch_kernels.cuh"
@@ -49,15 +49,20 @@ __global__ void __launch_bounds__(batch::kItemThreads) prepare_pair(PrepareParam
     if (!s.finite && q.check_finite && threadIdx.x == 0) *reinterpret_cast<volatile int*>(q.status) = 1;
 }
 
+// Output rows per block of finalise_box: the block's time is a first window of T1 rows and then
+// a step per row, all latency, so short runs over many blocks finish first.
+constexpr int kBoxRows = 4;
+
 // The map from the circular correlation (convolution): the batch engine's crop, LCC's banded
-// finalisation with kBand rows per block. `band` as finalise_pair_banded's.
-__global__ void __launch_bounds__(batch::kBandedThreads, 3) finalise_box(batch::FinalParams q, const BoxSlot* slot,
+// finalisation, kBoxRows rows per block. `band` as finalise_pair_banded's.
+// Few blocks run: registers need not be capped for occupancy.
+__global__ void __launch_bounds__(batch::kBandedThreads) finalise_box(batch::FinalParams q, const BoxSlot* slot,
                                                                         const float* box)
 {
     extern __shared__ double band[];
     q.maps = slot->out;
     const float* circ = q.circ;
-    const int first = blockIdx.x * batch::kBand, last = min(first + batch::kBand, q.O1);
+    const int first = blockIdx.x * kBoxRows, last = min(first + kBoxRows, q.O1);
     if (!q.lcc) {
         for (int e = threadIdx.x; e < (last - first) * q.O2; e += blockDim.x) {
             const int r = first + e / q.O2, c = e % q.O2;

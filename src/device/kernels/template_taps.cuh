@@ -24,25 +24,22 @@ struct TapForm {
     double scale, mean, inv;   // LCC: tap = (value * scale - mean) * inv
 };
 
-// The form of the n values of `user`, every thread of the block taking part.
-__device__ inline TapForm tap_form(const float* user, int64_t n, bool lcorr, double* scratch)
+// The form of the n values of `user` given their range (lo, hi, finite over the same values,
+// already reduced over the block), every thread of the block taking part. The loops are
+// unrolled so that each thread has several loads in flight (the sums keep their order).
+__device__ inline TapForm tap_form_in_range(const float* user, int64_t n, bool lcorr, const detail::Stats& range,
+                                            double* scratch)
 {
     const int tid = threadIdx.x, threads = blockDim.x;
-    detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
-    for (int64_t i = tid; i < n; i += threads) {
-        const float v = user[i];
-        s.lo = fminf(s.lo, v);
-        s.hi = fmaxf(s.hi, v);
-        s.finite &= isfinite(v);
-    }
-    s = detail::block_reduce(s, scratch);
-    TapForm f{s.finite != 0, s.lo == s.hi, 1.0, 0.0, 0.0};
+    TapForm f{range.finite != 0, range.lo == range.hi, 1.0, 0.0, 0.0};
     if (lcorr && !f.constant) {
-        f.scale = 1.0 / fmax(fabs(double(s.lo)), fabs(double(s.hi)));
+        f.scale = 1.0 / fmax(fabs(double(range.lo)), fabs(double(range.hi)));
         double part = 0;
+#pragma unroll 4
         for (int64_t i = tid; i < n; i += threads) part += double(user[i]) * f.scale;
         f.mean = block_sum(part, scratch) / double(n);
         part = 0;
+#pragma unroll 4
         for (int64_t i = tid; i < n; i += threads) {
             const double d = double(user[i]) * f.scale - f.mean;
             part += d * d;
@@ -51,6 +48,22 @@ __device__ inline TapForm tap_form(const float* user, int64_t n, bool lcorr, dou
         f.inv = norm2 > 0 ? 1.0 / sqrt(norm2) : 0.0;
     }
     return f;
+}
+
+// The form of the n values of `user`, every thread of the block taking part.
+__device__ inline TapForm tap_form(const float* user, int64_t n, bool lcorr, double* scratch)
+{
+    const int tid = threadIdx.x, threads = blockDim.x;
+    detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+#pragma unroll 4
+    for (int64_t i = tid; i < n; i += threads) {
+        const float v = user[i];
+        s.lo = fminf(s.lo, v);
+        s.hi = fmaxf(s.hi, v);
+        s.finite &= isfinite(v);
+    }
+    s = detail::block_reduce(s, scratch);
+    return tap_form_in_range(user, n, lcorr, s, scratch);
 }
 
 // Tap i (the template's row-major order) of the prepared template: LCC (t - mean) / ||t - mean||
