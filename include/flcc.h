@@ -175,7 +175,8 @@ FLCC_API flcc_result flcc_lcorr_plan(flcc_plan *plan, int dim, flcc_size image, 
  * always noticed. A template in device memory given to a GPU direct plan or a device.fourier2/3.tN
  * plan is compared (and, when changed, prepared) on the GPU in stream order, with no host round
  * trip (the tN plans then transform it at every exec); device.fourier3.slabs prepares it on the
- * GPU in stream order at every exec, uncompared; other plans copy it to the host first.
+ * GPU in stream order at every exec, uncompared; so does device.fourier2.box, inside each frame's
+ * graph, reading it where it lies; other plans copy it to the host first.
  */
 FLCC_API flcc_result flcc_conv_exec(flcc_plan plan, const float *image, const float *templ,
                                     float *out, int count);
