@@ -5,6 +5,8 @@
 // Poisson noise, and the error codes.
 #include "batch_helpers.h"
 #include "helpers.h"
+#include "geometry/fft_size.h"
+#include "geometry/region.h"
 #include "host/preprocess.h"
 
 #include <catch2/catch.hpp>
@@ -529,4 +531,33 @@ TEST_CASE("batch plans reject bad arguments with specific codes", "[batch]")
     CHECK(flcc_batch_exec(plan, image.data(), templ.data(), nullptr, &peak, 1) == FLCC_OPERATION_MISMATCH);
     CHECK(flcc_batch_pairs(plan, &pairs) == FLCC_OPERATION_MISMATCH);
     flcc_destroy(plan);
+}
+
+TEST_CASE("the GPU's single-box lengths leave no lag wrapping and no 5^2", "[batch][geometry]")
+{
+    // The box rule of the GPU batch engine and device.fourier2.box, by brute force: the template
+    // fits the box, and no output's tap, wrapped around the box, lands on an image element.
+    for (int64_t s = 1; s <= 40; ++s)
+        for (int64_t t = 1; t <= 90; ++t)
+            for (flcc_region region : {FLCC_FULL, FLCC_SAME, FLCC_VALID}) {
+                if (region == FLCC_VALID && t > s) continue;
+                const flcc::geometry::AxisRegion r = flcc::geometry::axis_region(region, s, t);
+                const int64_t L = flcc::geometry::correlation_box_size(s, t, r.pad);
+                INFO("s " << s << " t " << t << " region " << int(region) << " L " << L);
+                REQUIRE(L >= t);   // the template fits its box
+                CHECK(L % 25 != 0);
+                bool wraps = false;
+                for (int64_t o = 0; o < r.out; ++o)
+                    for (int64_t i = 0; i < t; ++i) {
+                        const int64_t lin = o - r.pad + i, circ = ((lin % L) + L) % L;
+                        if (circ != lin && circ < s) wraps = true;   // a wrapped tap meets the image
+                    }
+                CHECK_FALSE(wraps);
+            }
+    for (int64_t n = 1; n <= 2000; ++n) {
+        const int64_t m = flcc::geometry::gpu_fft_size(n);
+        CHECK(m >= n);
+        CHECK(m % 25 != 0);
+        CHECK(m >= flcc::geometry::fast_fft_size(n));
+    }
 }
