@@ -28,7 +28,8 @@ struct RunOptions {
 Run run(flcc_op op, const ref::Shape& s, const std::vector<float>& image,
         const std::vector<float>& templ, const RunOptions& o = {});
 
-// Names of the compiled solvers whose name starts with `prefix` ("host.", "device.").
+// Names of the compiled solvers whose name starts with `prefix` ("host.", "device.") and with
+// $FLCC_TEST_SOLVERS when set (a sanitizer's subset; unset in the test suite).
 std::vector<std::string> solvers(const std::string& prefix);
 
 // Dimension (2 or 3) a solver is for, and its specialised cube size (0 = any shape).

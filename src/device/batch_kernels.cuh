@@ -340,6 +340,16 @@ struct FinalParams {
     float* maps;            // pairs x O1 x O2
 };
 
+// Where output (r, c) lies in its pair's circular result: correlation the lag (r - P1, c - P2),
+// convolution the full index (r + T1 - 1 - P1, c + T2 - 1 - P2), wrapped by the box.
+__device__ inline int64_t circular_index(const FinalParams& q, int r, int c)
+{
+    int i0 = q.correlate ? r - q.P1 : r + q.T1 - 1 - q.P1, i1 = q.correlate ? c - q.P2 : c + q.T2 - 1 - q.P2;
+    if (i0 < 0) i0 += q.bh;
+    if (i1 < 0) i1 += q.bw;
+    return int64_t(i0) * q.bw + i1;
+}
+
 // Output (r, c) of a pair of `image` and `templ` recomputed in double from the compact values
 // (lcc_common.cuh's Window), clamped.
 __device__ inline float recomputed_output(const FinalParams& q, int image, int templ, int r, int c)
@@ -379,16 +389,8 @@ static __global__ void finalise(FinalParams q)
         for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < tasks; t += gridDim.x * blockDim.x) {
             const int chunk = quotient(t, q.O2, inv_o2), c = t - chunk * q.O2;
             const int r0 = chunk * kFinalRows, r1 = min(r0 + kFinalRows, q.O1);
-            // Correlation: output (r, c) is the circular lag (r - P, c - P); convolution: the
-            // full index (r + T - 1 - P, c + T - 1 - P).
-            int i1 = q.correlate ? c - q.P2 : c + q.T2 - 1 - q.P2;
-            if (i1 < 0) i1 += q.bw;
             if (!q.lcc) {
-                for (int r = r0; r < r1; ++r) {
-                    int i0 = q.correlate ? r - q.P1 : r + q.T1 - 1 - q.P1;
-                    if (i0 < 0) i0 += q.bh;
-                    map[int64_t(r) * q.O2 + c] = circ[int64_t(i0) * q.bw + i1];
-                }
+                for (int r = r0; r < r1; ++r) map[int64_t(r) * q.O2 + c] = circ[circular_index(q, r, c)];
                 continue;
             }
             const TileMode tm = q.modes[image];
@@ -399,9 +401,7 @@ static __global__ void finalise(FinalParams q)
                 s2 += h2[int64_t(j) * q.O2 + c];
             }
             for (int r = r0; r < r1; ++r) {
-                int i0 = r - q.P1;
-                if (i0 < 0) i0 += q.bh;
-                const float num = circ[int64_t(i0) * q.bw + i1];
+                const float num = circ[circular_index(q, r, c)];
                 bool redo;
                 float v = coefficient(num, s1, s2, tm, q.n, inv_n, redo);
                 redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
@@ -542,13 +542,8 @@ static __global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(Fina
         const float* x = box + int64_t(q.pairing.image_of(p)) * boxes;
         finalise_pair_banded(
             q, p, [&](int j, int c) { return x[int64_t(j) * q.bw + c]; },
-            [&](int r, int oc) {
-                int i0 = r - q.P1, i1 = oc - q.P2;
-                if (i0 < 0) i0 += q.bh;
-                if (i1 < 0) i1 += q.bw;
-                return circ[int64_t(i0) * q.bw + i1];
-            },
-            q.bounds[q.pairing.image_of(p)], band, 0, q.O1);
+            [&](int r, int oc) { return circ[circular_index(q, r, oc)]; }, q.bounds[q.pairing.image_of(p)], band, 0,
+            q.O1);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace flcc::device {
 
@@ -48,7 +49,10 @@ public:
     ~FrameGraph()
     {
         if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+        if (graph_ != nullptr) cudaGraphDestroy(graph_);
     }
+
+    bool captured() const { return exec_ != nullptr; }
 
     template <class Enqueue>
     flcc_result launch(cudaStream_t s, Enqueue&& enqueue)
@@ -64,16 +68,58 @@ public:
             const cudaError_t e = cudaStreamEndCapture(capture_.get(), &g);
             if (r != FLCC_SUCCESS) {
                 if (g != nullptr) cudaGraphDestroy(g);
+                launches_.clear();
                 return r;
             }
             FLCC_CUDA_TRY(e);
             const cudaError_t ie = cudaGraphInstantiate(&exec_, g, 0);
-            cudaGraphDestroy(g);
-            if (ie != cudaSuccess) exec_ = nullptr;
+            if (ie != cudaSuccess) {
+                exec_ = nullptr;
+                cudaGraphDestroy(g);
+                launches_.clear();
+            } else {
+                graph_ = g;   // its nodes are the launches set_arguments changes
+            }
             FLCC_CUDA_TRY(ie);
         }
         FLCC_CUDA_TRY(cudaGraphLaunch(exec_, s));
         return FLCC_SUCCESS;
+    }
+
+    // During the capture on s: the launch just enqueued there is `kernel`'s, whose arguments
+    // set_arguments may change.
+    flcc_result name_last(cudaStream_t s, const void* kernel)
+    {
+        cudaStreamCaptureStatus status{};
+        const cudaGraphNode_t* last = nullptr;
+        size_t count = 0;
+#if CUDART_VERSION >= 13000
+        FLCC_CUDA_TRY(cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &last, nullptr, &count));
+#else
+        FLCC_CUDA_TRY(cudaStreamGetCaptureInfo(s, &status, nullptr, nullptr, &last, &count));
+#endif
+        if (status != cudaStreamCaptureStatusActive || count != 1) return FLCC_INTERNAL_ERROR;
+        Launch l{last[0], {}};
+        FLCC_CUDA_TRY(cudaGraphKernelNodeGetParams(l.node, &l.params));
+        if (l.params.func != kernel) return FLCC_INTERNAL_ERROR;
+        launches_.push_back(l);
+        return FLCC_SUCCESS;
+    }
+
+    // Gives the captured launch of `kernel` (named by name_last) new arguments for the replays
+    // that follow; replays already enqueued keep theirs. `args` as cudaLaunchKernel's, copied
+    // here: a frame's pointers reach the graph without a kernel of their own.
+    flcc_result set_arguments(const void* kernel, void** args)
+    {
+        for (const Launch& l : launches_) {
+            if (l.params.func != kernel) continue;
+            cudaKernelNodeParams p = l.params;
+            p.kernelParams = args;
+            p.extra = nullptr;
+            FLCC_CUDA_TRY(cudaGraphExecKernelNodeSetParams(exec_, l.node, &p));
+            return FLCC_SUCCESS;
+        }
+        return FLCC_INTERNAL_ERROR;
     }
 
     // `count` frames stored back to back: for each, the slot gets its pointers, then the graph
@@ -92,8 +138,15 @@ public:
     }
 
 private:
+    struct Launch {
+        cudaGraphNode_t node;
+        cudaKernelNodeParams params;
+    };
+
     Stream capture_;
+    cudaGraph_t graph_ = nullptr;
     cudaGraphExec_t exec_ = nullptr;
+    std::vector<Launch> launches_;
 };
 
 // Raises a kernel's dynamic shared memory limit (per function, shared by every plan) to the

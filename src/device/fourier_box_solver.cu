@@ -1,6 +1,6 @@
 // device.fourier2.box: a small 2D problem in one FFT box, every frame one CUDA graph of the
-// fewest kernels: the image and the template prepared by one launch, one batched R2C of both,
-// their product, one C2R, the map (kernels/fourier_box.cuh, built on the batch engine's kernels,
+// fewest kernels: the image and the template prepared together (two short kernels over chunks
+// of both), one batched R2C of both, their product, one C2R, the map (kernels/fourier_box.cuh, built on the batch engine's kernels,
 // so its numerics are the batch engine's: the guard and recomputed windows of lcc_common.cuh and
 // the host's a-posteriori rule for Fourier numerators). The tile solvers (fourier_solver.cu)
 // split a problem into zones and groups, each with its own statistics, gather and window-sum
@@ -50,19 +50,20 @@ public:
         DeviceGuard guard(p_.device);
         const int64_t h = p_.image[1], w = p_.image[2], T1 = p_.templ[1], T2 = p_.templ[2];
         const bool lcc = p_.op == Op::lcorr;
-        FLCC_TRY(slot_.allocate(sizeof(box::BoxSlot)));
+        FLCC_TRY(scratch_.allocate(sizeof(box::PrepScratch)));
         FLCC_TRY(boxes_.allocate(2 * size_t(b_.elements()) * sizeof(float)));
         FLCC_TRY(spectra_.allocate(2 * size_t(b_.half()) * sizeof(cufftComplex)));
         FLCC_TRY(circ_.allocate(size_t(b_.elements()) * sizeof(float)));
-        FLCC_TRY(compact_.allocate(size_t(h * w + T1 * T2) * sizeof(float)));
         FLCC_TRY(templ_.allocate(size_t(T1 * T2) * sizeof(float)));
         FLCC_TRY(staged_.allocate(size_t(T1 * T2) * sizeof(float)));
         FLCC_TRY(taps_.allocate(size_t(T1 * T2) * sizeof(float)));
         FLCC_TRY(tap_sum_.allocate(sizeof(double)));
         FLCC_TRY(modes_.allocate(sizeof(TileMode)));
         FLCC_TRY(bounds_.allocate(sizeof(double)));
-        // The boxes' zeros beyond the image and the template are written once, here.
+        // The boxes' zeros beyond the image and the template are written once, here; the
+        // preparation's count of finished blocks starts at 0.
         FLCC_CUDA_TRY(cudaMemset(boxes_.as<void>(), 0, boxes_.bytes()));
+        FLCC_CUDA_TRY(cudaMemset(scratch_.as<void>(), 0, scratch_.bytes()));
         FLCC_CUDA_TRY(cudaDeviceSynchronize());
         int n[2] = {b_.bh, b_.bw};
         FLCC_CUFFT_TRY(cufftPlanMany(&r2c_.h, 2, n, nullptr, 1, int(b_.elements()), nullptr, 1, int(b_.half()),
@@ -73,42 +74,35 @@ public:
         c2r_.made = true;
         if (lcc) FLCC_TRY(raise_shared_limit(box::finalise_box, band_bytes()));
 
-        // The kernels' parameters, fixed for the plan's life (the frame's pointers come from the slot).
-        box::PrepareParams& q = prepare_;
-        q.slot = slot_.as<box::BoxSlot>();
-        const auto side = [&](int64_t rows, int64_t cols, float* compact, float* box) {
-            batch::SideParams s{};
-            s.type = FLCC_FLOAT32;
-            s.count = 1;
-            s.frame_elems = rows * cols;
-            s.h = int(rows);
-            s.w = int(cols);
-            s.row = int(cols);
-            s.bh = b_.bh;
-            s.bw = b_.bw;
-            s.compact = compact;
-            s.box = box;
-            return s;   // zero_mean, hann, check_finite: 0 (non-finite input is reported below)
-        };
-        q.image = side(h, w, compact_.as<float>(), boxes_.as<float>());
-        q.templ = side(T1, T2, compact_.as<float>() + h * w, boxes_.as<float>() + b_.elements());
+        // The kernels' arguments but the frame's pointers (enqueue sets them).
         const double taps = double(T1 * T2);
         // The window sums' rounding bound: vertical running sums over T1 rows and up to
         // kBoxRows steps, prefix sums along rows (finalise_pair_banded).
         const double guard_factor = geometry::fourier_tile_guard_2d(T1, T2, int(p_.out[2]), box::kBoxRows);
         const bool valid = p_.region == FLCC_VALID;   // no window reaches the padding: centred
+        box::PrepareParams& q = prepare_;
+        q.h = int(h);
+        q.w = int(w);
+        q.T1 = int(T1);
+        q.T2 = int(T2);
+        q.bh = b_.bh;
+        q.bw = b_.bw;
+        q.image_blocks = chunks(h * w);
+        q.templ_blocks = chunks(T1 * T2);
+        q.boxes = boxes_.as<float>();
         q.image_form = batch::ImageForm{lcc ? 1 : 0, valid ? 0 : 1, taps, guard_factor,
                                         std::log2(double(b_.elements())), modes_.as<TileMode>(), bounds_.as<double>()};
-        q.templ_form = batch::TemplForm{lcc ? 1 : 0, taps_.as<float>(), tap_sum_.as<double>()};
+        q.taps = taps_.as<float>();
+        q.tap_sum = tap_sum_.as<double>();
+        q.scratch = scratch_.as<box::PrepScratch>();
         q.check_finite = p_.check_finite ? 1 : 0;
         q.status = status();
-        const batch::Pairing one{1, 1, 1, 0, 1, 0};
+        // LCC correlates; the executor's convolution template is not reversed.
         final_ = batch::FinalParams{circ_.as<float>(), b_.bh, b_.bw, int(h), int(w), int(T1), int(T2),
-                                    int(p_.out[1]), int(p_.out[2]), int(p_.pad[1]), int(p_.pad[2]), one,
-                                    lcc ? 1 : 0, 1, taps, nullptr, nullptr, modes_.as<TileMode>(),
-                                    bounds_.as<double>(), compact_.as<float>(), taps_.as<float>(),
+                                    int(p_.out[1]), int(p_.out[2]), int(p_.pad[1]), int(p_.pad[2]),
+                                    batch::Pairing{1, 1, 1, 0, 1, 0}, lcc ? 1 : 0, lcc ? 1 : 0, taps, nullptr,
+                                    nullptr, modes_.as<TileMode>(), bounds_.as<double>(), nullptr, taps_.as<float>(),
                                     tap_sum_.as<double>(), nullptr};
-        final_.correlate = lcc ? 1 : 0;   // the executor's convolution template is not reversed
         return FLCC_SUCCESS;
     }
 
@@ -137,55 +131,71 @@ public:
     int64_t memory_bytes() const override
     {
         int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&boxes_, &spectra_, &circ_, &compact_, &templ_, &taps_}) b += int64_t(d->bytes());
+        for (const DeviceBuffer* d : {&scratch_, &boxes_, &spectra_, &circ_, &templ_, &taps_})
+            b += int64_t(d->bytes());
         return b;
     }
 
 private:
+    static int chunks(int64_t elements) { return int((elements + box::kPrepChunk - 1) / box::kPrepChunk); }
     size_t band_bytes() const { return 2 * size_t(batch::kBand) * size_t(p_.image[2] + 1) * sizeof(double); }
 
-    flcc_result enqueue_frame(cudaStream_t s)
+    // The frame's kernels; the preparation and the finalisation take the frame's pointers in q
+    // and f (named for set_arguments).
+    flcc_result enqueue_frame(cudaStream_t s, const box::PrepareParams& q, const batch::FinalParams& f)
     {
-        const unsigned prep_threads = std::max(batch::threads_for(p_.image_elems(), batch::kItemThreads),
-                                               batch::threads_for(p_.templ_elems(), batch::kItemThreads));
-        box::prepare_pair<<<2, prep_threads, 0, s>>>(prepare_);
+        const bool lcc = f.lcc != 0;
+        box::prepare_stats<<<q.image_blocks + q.templ_blocks, box::kPrepThreads, 0, s>>>(q);
         FLCC_CUDA_TRY(cudaGetLastError());
+        FLCC_TRY(graph_.name_last(s, reinterpret_cast<const void*>(box::prepare_stats)));
+        FLCC_TRY(launch_dependent(box::prepare_boxes, dim3(q.image_blocks + q.templ_blocks), dim3(box::kPrepThreads),
+                                  0, s, q));
+        FLCC_TRY(graph_.name_last(s, reinterpret_cast<const void*>(box::prepare_boxes)));
         FLCC_CUFFT_TRY(cufftSetStream(r2c_.h, s));
         FLCC_CUFFT_TRY(cufftExecR2C(r2c_.h, boxes_.as<cufftReal>(), spectra_.as<cufftComplex>()));
         const int64_t half = b_.half();
-        const batch::Pairing one{1, 1, 1, 0, 1, 0};
         const float scale = float(1.0 / double(b_.elements()));
         cufftComplex* spec = spectra_.as<cufftComplex>();
         // In place: the product replaces the image's spectrum.
         if (half % 2 == 0)
-            batch::multiply<2><<<batch::blocks_for(half / 2, 256), 256, 0, s>>>(spec, spec + half, spec, half, one,
-                                                                               final_.correlate, scale);
+            batch::multiply<2><<<batch::blocks_for(half / 2, 256), 256, 0, s>>>(spec, spec + half, spec, half,
+                                                                               f.pairing, f.correlate, scale);
         else
-            batch::multiply<1><<<batch::blocks_for(half, 256), 256, 0, s>>>(spec, spec + half, spec, half, one,
-                                                                           final_.correlate, scale);
+            batch::multiply<1><<<batch::blocks_for(half, 256), 256, 0, s>>>(spec, spec + half, spec, half, f.pairing,
+                                                                           f.correlate, scale);
         FLCC_CUDA_TRY(cudaGetLastError());
         FLCC_CUFFT_TRY(cufftSetStream(c2r_.h, s));
         FLCC_CUFFT_TRY(cufftExecC2R(c2r_.h, spec, circ_.as<cufftReal>()));
         const unsigned bands = unsigned((p_.out[1] + box::kBoxRows - 1) / box::kBoxRows);
-        box::finalise_box<<<bands, batch::kBandedThreads, final_.lcc ? band_bytes() : 0, s>>>(
-            final_, slot_.as<box::BoxSlot>(), boxes_.as<float>());
-        FLCC_CUDA_TRY(cudaGetLastError());
-        return FLCC_SUCCESS;
+        FLCC_TRY(launch_dependent(box::finalise_box, dim3(bands), dim3(batch::kBandedThreads), lcc ? band_bytes() : 0,
+                                  s, f, boxes_.as<const float>()));
+        return graph_.name_last(s, reinterpret_cast<const void*>(box::finalise_box));
     }
 
     flcc_result enqueue(const float* image, float* out, int64_t count, cudaStream_t s) override
     {
-        for (int64_t f = 0; f < count; ++f) {
-            box::set_box_frame<<<1, 1, 0, s>>>(slot_.as<box::BoxSlot>(), image + f * p_.image_elems(), current_,
-                                               out + f * p_.out_elems());
-            FLCC_CUDA_TRY(cudaGetLastError());
-            FLCC_TRY(graph_.launch(s, [this](cudaStream_t c) { return enqueue_frame(c); }));
+        for (int64_t i = 0; i < count; ++i) {
+            box::PrepareParams q = prepare_;
+            q.image = image + i * p_.image_elems();
+            q.templ = current_;
+            batch::FinalParams f = final_;
+            f.images = q.image;   // recomputed windows
+            f.maps = out + i * p_.out_elems();
+            if (graph_.captured()) {
+                void* prepare_args[] = {&q};
+                FLCC_TRY(graph_.set_arguments(reinterpret_cast<const void*>(box::prepare_stats), prepare_args));
+                FLCC_TRY(graph_.set_arguments(reinterpret_cast<const void*>(box::prepare_boxes), prepare_args));
+                const float* x = boxes_.as<const float>();
+                void* final_args[] = {&f, &x};
+                FLCC_TRY(graph_.set_arguments(reinterpret_cast<const void*>(box::finalise_box), final_args));
+            }
+            FLCC_TRY(graph_.launch(s, [&](cudaStream_t c) { return enqueue_frame(c, q, f); }));
         }
         return FLCC_SUCCESS;
     }
 
     BoxShape b_;
-    DeviceBuffer slot_, boxes_, spectra_, circ_, compact_, templ_, taps_, tap_sum_, modes_, bounds_;
+    DeviceBuffer scratch_, boxes_, spectra_, circ_, templ_, taps_, tap_sum_, modes_, bounds_;
     PinnedBuffer staged_;
     const float* current_ = nullptr;   // the template the next frames read
     CufftPlan r2c_, c2r_;
@@ -200,7 +210,7 @@ public:
 
     // Cost model of an H100-class device, as the tile solvers' (fourier_solver.cu): three
     // transforms of the box at ~15 TFLOP/s effective, ~60 bytes of memory traffic per box
-    // element at ~2.5 TB/s, and ~12 us for the graph's seven nodes; LCC's bands run one block
+    // element at ~2.5 TB/s, and ~12 us for the graph's eight nodes; LCC's bands run one block
     // each, T1 window rows before their kBoxRows rows.
     double estimate_seconds() const override
     {

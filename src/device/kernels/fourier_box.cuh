@@ -1,52 +1,236 @@
 // The kernels of device.fourier2.box (fourier_box_solver.cu): a 2D problem whose whole output
-// fits one FFT box, correlated as one pair of the batch engine's kernels (batch_kernels.cuh).
-// The frame's pointers reach the captured graph through a slot; the image and the template are
-// prepared by one launch (a block each), the LCC finalisation runs short bands of rows in parallel.
+// fits one FFT box, correlated as one pair with the batch engine's numerics (batch_kernels.cuh).
+// The image and the template are prepared by two short kernels over chunks of both (their
+// statistics, then the boxes and LCC's taps from the merged statistics), so that no step runs
+// on one multiprocessor; the LCC finalisation runs short bands of rows in parallel. The frame's
+// pointers are the kernels' arguments, set per replay (FrameGraph::set_arguments).
 #pragma once
 
 #include "device/batch_kernels.cuh"
 
 namespace flcc::device::box {
 
-// Set before each replay, so the captured kernels never change.
-struct BoxSlot {
-    const float* image;
-    const float* templ;
-    float* out;
+// The preparation's blocks each take a chunk of kPrepChunk elements of one side (image or
+// template), kPerThread per thread, held in registers; a side is at most a box, so at most
+// kMostPrepBlocks chunks, no more than a block's threads (one block reduces every chunk's
+// partial result).
+constexpr int kPrepThreads = 256;
+constexpr int kPerThread = 8;
+constexpr int kPrepChunk = kPrepThreads * kPerThread;
+constexpr int kMostPrepBlocks = (1 << 18) / kPrepChunk;
+static_assert(kMostPrepBlocks <= kPrepThreads, "a block reduces every chunk's partial result");
+
+// The chunks' partial results, in index order, so that their sums are reproducible.
+struct PrepScratch {
+    detail::Stats stats[2][kMostPrepBlocks];   // [image, template]: the values' statistics
+    double squares[2][kMostPrepBlocks];        // the image box's energy; the template's squared
+                                               // deviations from the chunk's mean
+    double tap_sums[kMostPrepBlocks];
+    unsigned finished[2];                      // prepare_boxes' blocks done per side (the last resets it)
 };
 
-static __global__ void set_box_frame(BoxSlot* slot, const float* image, const float* templ, float* out)
-{
-    slot->image = image;
-    slot->templ = templ;
-    slot->out = out;
-}
-
 struct PrepareParams {
-    const BoxSlot* slot;
-    batch::SideParams image, templ;   // `in` comes from the slot
+    const float* image;   // the frame's (set per replay)
+    const float* templ;
+    int h, w, T1, T2, bh, bw;
+    int image_blocks, templ_blocks;
+    float* boxes;   // the image's box, then the template's (zero beyond them)
     batch::ImageForm image_form;
-    batch::TemplForm templ_form;
+    float* taps;    // LCC: the template's taps (correlation order) and their sum
+    double* tap_sum;
+    PrepScratch* scratch;
     int check_finite;
     int* status;   // set to 1 for a non-finite image or template
 };
 
-// Block 0 prepares the image into its box (LCC: its mode and error bound), block 1 the template
-// (LCC: its taps).
-__global__ void __launch_bounds__(batch::kItemThreads) prepare_pair(PrepareParams q)
+// The side (0 image, 1 template) and chunk of this block, and this thread's values of it
+// (element begin + k * kPrepThreads for k < count).
+struct Chunk {
+    int side, index, cols, blocks, begin, count;
+    float v[kPerThread];
+};
+
+__device__ inline Chunk load_chunk(const PrepareParams& q)
 {
-    __shared__ double scratch[kScratchDoubles];
-    detail::Stats s;
-    if (blockIdx.x == 0) {
-        batch::SideParams p = q.image;
-        p.in = q.slot->image;
-        s = batch::prepare_image_item(p, q.image_form, 0, scratch);
-    } else {
-        batch::SideParams p = q.templ;
-        p.in = q.slot->templ;
-        s = batch::prepare_template_item(p, q.templ_form, 0, scratch);
+    Chunk k;
+    k.side = int(blockIdx.x) >= q.image_blocks;
+    k.index = k.side ? blockIdx.x - q.image_blocks : blockIdx.x;
+    k.cols = k.side ? q.T2 : q.w;
+    k.blocks = k.side ? q.templ_blocks : q.image_blocks;
+    const int n = k.side ? q.T1 * q.T2 : q.h * q.w;
+    const float* in = k.side ? q.templ : q.image;
+    k.begin = k.index * kPrepChunk + threadIdx.x;
+    k.count = 0;
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+        const int i = k.begin + j * kPrepThreads;
+        k.v[j] = i < n ? in[i] : 0.f;
+        k.count += i < n;
     }
-    if (!s.finite && q.check_finite && threadIdx.x == 0) *reinterpret_cast<volatile int*>(q.status) = 1;
+    return k;
+}
+
+// A side's statistics from its chunks' partial results, every thread of the block taking part.
+__device__ inline detail::Stats side_stats(const PrepareParams& q, int side, double* scratch)
+{
+    const int blocks = side ? q.templ_blocks : q.image_blocks;
+    detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
+    if (int(threadIdx.x) < blocks) s = q.scratch->stats[side][threadIdx.x];
+    return detail::block_reduce(s, scratch);
+}
+
+// The sum of `blocks` partial results written by other blocks of the running kernel (read past
+// the multiprocessor's cache).
+__device__ inline double chunk_sum(const double* parts, int blocks, double* scratch)
+{
+    return block_sum(int(threadIdx.x) < blocks ? __ldcg(parts + threadIdx.x) : 0.0, scratch);
+}
+
+// True, in every thread of the block, for the last of `blocks` blocks to pass here, counted by
+// *finished (which that block resets for the next frame): the partial results the others wrote
+// before are then visible to it (read them with chunk_sum).
+__device__ inline bool last_to_finish(unsigned* finished, int blocks)
+{
+    __shared__ bool last;
+    __syncthreads();   // the block's partial result is written
+    if (threadIdx.x == 0) {
+        __threadfence();   // the partial result is visible before the count that announces it
+        last = atomicAdd(finished, 1u) == unsigned(blocks - 1);
+        if (last) *finished = 0;
+    }
+    __syncthreads();
+    return last;
+}
+
+// First: each chunk's statistics and, for an LCC template, the squared deviations from the
+// chunk's own mean (merged by prepare_boxes as Chan et al.'s pairwise variance: as exact as two
+// passes over the whole template).
+static __global__ void __launch_bounds__(kPrepThreads) prepare_stats(PrepareParams q)
+{
+    // The next kernel's blocks may be placed now; they wait for this one's results.
+    cudaTriggerProgrammaticLaunchCompletion();
+    __shared__ double scratch[kScratchDoubles];
+    const Chunk k = load_chunk(q);
+    detail::Stats s{0.0, FLT_MAX, -FLT_MAX, 1, 1, k.count};
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+        if (j >= k.count) break;
+        const float v = k.v[j];
+        s.sum += v;
+        s.lo = fminf(s.lo, v);
+        s.hi = fmaxf(s.hi, v);
+        s.integral &= v == rintf(v);
+        s.finite &= isfinite(v);
+    }
+    s = detail::block_reduce(s, scratch);
+    if (k.side == 1 && q.image_form.lcc) {
+        const double mean = s.sum / double(s.count);
+        double part = 0;
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) {
+            const double d = j < k.count ? double(k.v[j]) - mean : 0.0;
+            part = fma(d, d, part);
+        }
+        part = block_sum(part, scratch);
+        if (threadIdx.x == 0) q.scratch->squares[1][k.index] = part;
+    }
+    if (threadIdx.x == 0) {
+        q.scratch->stats[k.side][k.index] = s;
+        if (!s.finite && q.check_finite) *reinterpret_cast<volatile int*>(q.status) = 1;
+    }
+}
+
+// The template's taps (tap_form_in_range's arithmetic: scaled by the largest magnitude, the
+// mean and the norm in double): the chunks' squared deviations merged around the whole mean.
+__device__ inline TapForm template_form(const PrepareParams& q, double* scratch)
+{
+    const detail::Stats s = side_stats(q, 1, scratch);
+    const double n = double(q.T1) * q.T2, mean = s.sum / n;
+    double term = 0;
+    if (int(threadIdx.x) < q.templ_blocks) {
+        const detail::Stats& c = q.scratch->stats[1][threadIdx.x];
+        const double d = c.sum / double(c.count) - mean;
+        term = q.scratch->squares[1][threadIdx.x] + double(c.count) * d * d;
+    }
+    const double squares = block_sum(term, scratch);
+    TapForm f{s.finite != 0, s.lo == s.hi, 1.0, 0.0, 0.0};
+    if (!f.constant) {
+        f.scale = 1.0 / fmax(fabs(double(s.lo)), fabs(double(s.hi)));
+        f.mean = mean * f.scale;
+        const double norm2 = squares * f.scale * f.scale;
+        f.inv = norm2 > 0 ? 1.0 / sqrt(norm2) : 0.0;
+    }
+    return f;
+}
+
+// Second: the image's box (LCC: centred and scaled by its mode) and its numerators' error bound
+// (batch::prepare_image_item's, from the chunks' energies); the template's box: LCC its taps
+// (zeros for a constant template, whose maps are then 0) and their sum, convolution its values.
+// The values are loaded before the wait for prepare_stats, which only the statistics need.
+static __global__ void __launch_bounds__(kPrepThreads) prepare_boxes(PrepareParams q)
+{
+    const Chunk k = load_chunk(q);
+    cudaGridDependencySynchronize();
+    __shared__ double scratch[kScratchDoubles];
+    const batch::ImageForm& f = q.image_form;
+    float* box = q.boxes + k.side * int64_t(q.bh) * q.bw;
+    const float inv_cols = 1.f / float(k.cols);
+    const auto at = [&](int j) {
+        const int i = k.begin + j * kPrepThreads, r = batch::quotient(i, k.cols, inv_cols);
+        return r * q.bw + (i - r * k.cols);
+    };
+    if (k.side == 1) {
+        if (!f.lcc) {
+#pragma unroll
+            for (int j = 0; j < kPerThread; ++j)
+                if (j < k.count) box[at(j)] = k.v[j];
+            return;
+        }
+        const TapForm t = template_form(q, scratch);
+        double part = 0;
+#pragma unroll
+        for (int j = 0; j < kPerThread; ++j) {
+            if (j >= k.count) break;
+            const float v = t.constant ? 0.f : float((double(k.v[j]) * t.scale - t.mean) * t.inv);
+            q.taps[k.begin + j * kPrepThreads] = v;
+            box[at(j)] = v;
+            part += v;
+        }
+        part = block_sum(part, scratch);
+        if (threadIdx.x == 0) q.scratch->tap_sums[k.index] = part;
+        if (last_to_finish(&q.scratch->finished[1], k.blocks)) {
+            const double sum = chunk_sum(q.scratch->tap_sums, k.blocks, scratch);
+            if (threadIdx.x == 0) *q.tap_sum = sum;
+        }
+        return;
+    }
+    TileMode t{};
+    t.c = 0.f;
+    t.scale = 1;
+    if (f.lcc) {
+        t = decide(side_stats(q, 0, scratch), f.boundary, f.n, f.guard);
+        if (k.index == 0 && threadIdx.x == 0) f.modes[0] = t;
+    }
+    const float scale = float(t.scale);
+    double energy = 0;
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+        if (j >= k.count) break;
+        float v = k.v[j];
+        if (f.lcc) {
+            v = (v - t.c) * scale;
+            energy = fma(double(v), double(v), energy);
+        }
+        box[at(j)] = v;
+    }
+    if (!f.lcc) return;
+    energy = block_sum(energy, scratch);
+    if (threadIdx.x == 0) q.scratch->squares[0][k.index] = energy;
+    if (last_to_finish(&q.scratch->finished[0], k.blocks)) {
+        energy = chunk_sum(q.scratch->squares[0], k.blocks, scratch);
+        if (threadIdx.x == 0)
+            f.bounds[0] = batch::kFftError * 0x1p-24 * sqrt(f.log2_box * energy / (double(q.h) * q.w));
+    }
 }
 
 // Output rows per block of finalise_box: the block's time is a first window of T1 rows and then
@@ -54,34 +238,24 @@ __global__ void __launch_bounds__(batch::kItemThreads) prepare_pair(PrepareParam
 constexpr int kBoxRows = 4;
 
 // The map from the circular correlation (convolution): the batch engine's crop, LCC's banded
-// finalisation, kBoxRows rows per block. `band` as finalise_pair_banded's.
-// Few blocks run: registers need not be capped for occupancy.
-__global__ void __launch_bounds__(batch::kBandedThreads) finalise_box(batch::FinalParams q, const BoxSlot* slot,
-                                                                        const float* box)
+// finalisation, kBoxRows rows per block. `band` as finalise_pair_banded's. q.maps and q.images
+// are the frame's (set per replay). Few blocks run: registers need not be capped for occupancy.
+static __global__ void __launch_bounds__(batch::kBandedThreads) finalise_box(batch::FinalParams q, const float* box)
 {
+    cudaGridDependencySynchronize();
     extern __shared__ double band[];
-    q.maps = slot->out;
     const float* circ = q.circ;
     const int first = blockIdx.x * kBoxRows, last = min(first + kBoxRows, q.O1);
     if (!q.lcc) {
         for (int e = threadIdx.x; e < (last - first) * q.O2; e += blockDim.x) {
             const int r = first + e / q.O2, c = e % q.O2;
-            int i0 = q.correlate ? r - q.P1 : r + q.T1 - 1 - q.P1, i1 = q.correlate ? c - q.P2 : c + q.T2 - 1 - q.P2;
-            if (i0 < 0) i0 += q.bh;
-            if (i1 < 0) i1 += q.bw;
-            q.maps[int64_t(r) * q.O2 + c] = circ[int64_t(i0) * q.bw + i1];
+            q.maps[int64_t(r) * q.O2 + c] = circ[batch::circular_index(q, r, c)];
         }
         return;
     }
     batch::finalise_pair_banded(
         q, 0, [&](int j, int c) { return box[int64_t(j) * q.bw + c]; },
-        [&](int r, int oc) {
-            int i0 = r - q.P1, i1 = oc - q.P2;
-            if (i0 < 0) i0 += q.bh;
-            if (i1 < 0) i1 += q.bw;
-            return circ[int64_t(i0) * q.bw + i1];
-        },
-        q.bounds[0], band, first, last);
+        [&](int r, int oc) { return circ[batch::circular_index(q, r, oc)]; }, q.bounds[0], band, first, last);
 }
 
 }  // namespace flcc::device::box
