@@ -449,19 +449,38 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
     float* map = q.maps + p * int64_t(q.O1) * q.O2;
     const int image = q.pairing.image_of(p), templ = q.pairing.templ_of(p);
     const TileMode tm = q.modes[image];
-    const int c = threadIdx.x;   // this thread's image column
+    // The first window: `parts` threads per column each sum a run of its rows (the block's
+    // threads beyond w would idle, and this is the block's longest chain of loads), then the
+    // column's thread adds the runs in order.
+    const int parts = min(kBand, int(blockDim.x) / q.w);
+    const int c = threadIdx.x % q.w, part = threadIdx.x / q.w;
     double a1 = 0, a2 = 0;
-    if (c < q.w) {
+    {
+        const int lo = max(0, first - q.P1), hi = min(q.h - 1, first + q.T1 - 1 - q.P1) + 1;
+        const int run = (max(0, hi - lo) + parts - 1) / parts;
+        if (part < parts) {
 #pragma unroll 8
-        for (int j = max(0, first - q.P1); j <= min(q.h - 1, first + q.T1 - 1 - q.P1); ++j) {
-            const double v = x(j, c);
-            a1 += v;
-            a2 = fma(v, v, a2);
+            for (int j = lo + part * run; j < min(hi, lo + (part + 1) * run); ++j) {
+                const double v = x(j, c);
+                a1 += v;
+                a2 = fma(v, v, a2);
+            }
+            if (part > 0) {
+                b1[part * q.w + c] = a1;
+                b2[part * q.w + c] = a2;
+            }
         }
+        __syncthreads();
+        if (part == 0)
+            for (int k = 1; k < parts; ++k) {
+                a1 += b1[k * q.w + c];
+                a2 += b2[k * q.w + c];
+            }
+        __syncthreads();   // the runs are read before the band rows overwrite them
     }
     for (int r0 = first; r0 < last; r0 += kBand) {
         const int rows = min(kBand, last - r0);
-        if (c < q.w) {
+        if (part == 0) {
 #pragma unroll 4
             for (int k = 0; k < kBand; ++k) {
                 if (k < rows) {
