@@ -64,6 +64,12 @@ sanitize() {
             build-gpu/tests/test_device_fourier3d "[sanitize]" || rc=1
         compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
             build-gpu/tests/test_device_batch "GPU batches: flat maps*" || rc=1
+        # Device templates changing per exec and between queued frames, for the solvers that
+        # prepare them inside each frame (all GPU solvers together exceed minutes per tool).
+        for solver in device.fourier2.box device.fourier3.slabs; do
+            FLCC_TEST_SOLVERS=$solver compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
+                build-gpu/tests/test_device_api "[template]" || rc=1
+        done
     done
     # The out-of-memory cases under memcheck: their cudaMalloc failures are provoked on purpose,
     # so API errors are not reported there; memory errors and leaks are.
