@@ -227,6 +227,46 @@ TEST_CASE("quality is peak over second peak, psr the sidelobe's z-score; flat ma
     CHECK(p[0].quality == 0);
 }
 
+TEST_CASE("maps wider than a vector with NaN and infinities: the finite values decide", "[peaks]")
+{
+    // Rows of 70 values (vector bodies and tails for every kernel set), non-finite values
+    // sprinkled over them and next to the highest one.
+    const Extent e{1, 13, 70};
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<float> m(size_t(e[1] * e[2]));
+    for (float& v : m) v = u(rng);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    m[5 * 70 + 33] = 1.5f;   // the peak
+    m[5 * 70 + 34] = inf;
+    m[5 * 70 + 32] = nan;
+    m[0] = -inf;
+    m[100] = nan;
+    m[12 * 70 + 69] = inf;
+    m[9 * 70 + 17] = 1.25f;   // the second peak
+    const int radius = 3;
+    MapPeak p[1];
+    find_peaks(m.data(), e, search(1, radius, Refine::none, 3), p);
+    CHECK(p[0].value == 1.5f);
+    CHECK(p[0].at[1] == 5);
+    CHECK(p[0].at[2] == 33);
+    double sum = 0, sum2 = 0, top = -1e300;
+    int n = 0;
+    for (int r = 0; r < 13; ++r)
+        for (int c = 0; c < 70; ++c) {
+            const float v = m[size_t(r * 70 + c)];
+            if (!std::isfinite(v) || (std::abs(r - 5) <= radius && std::abs(c - 33) <= radius)) continue;
+            sum += v;
+            sum2 += double(v) * v;
+            top = std::max(top, double(v));
+            ++n;
+        }
+    CHECK(top == 1.25);
+    CHECK(p[0].quality == Approx(1.5 / 1.25));
+    const double mean = sum / n, sd = std::sqrt(sum2 / n - mean * mean);
+    CHECK(p[0].psr == Approx((1.5 - mean) / sd).epsilon(1e-6));
+}
+
 namespace {
 
 const double kPi = std::acos(-1.0);

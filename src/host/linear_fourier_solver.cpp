@@ -223,10 +223,7 @@ private:
         for (int64_t row = 0; row < S[0] * S[1]; ++row) {
             const float* v = frame + row * S[2];
             sum += ks_.sum(v, S[2], integral);
-            for (int64_t c = 0; c < S[2]; ++c) {
-                lo = std::min(lo, v[c]);
-                hi = std::max(hi, v[c]);
-            }
+            ks_.extent(v, S[2], lo, hi);
         }
         double mean = sum / double(std::max<int64_t>(p_.image_elems(), 1));
         if (!std::isfinite(mean)) mean = 0;   // non-finite input: the gather reports it
@@ -252,7 +249,7 @@ private:
                     bg->copy_row(dst, src, a, i);
                 } else {
                     ks_.copy_scaled(dst, src, S[2], mean, unit_);
-                    for (int64_t c = 0; c < S[2]; ++c) energy += double(dst[c]) * double(dst[c]);
+                    energy += ks_.sum_squares(dst, S[2]);
                 }
                 std::memset(dst + S[2], 0, sizeof(float) * size_t(n[2] - S[2]));
             }

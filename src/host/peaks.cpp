@@ -1,5 +1,7 @@
 #include "host/peaks.h"
 
+#include "host/kernels/kernel_set.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -265,51 +267,28 @@ void upsampled(const float* map, const Extent& e, MapPeak& p, const PeakSearch& 
 // The highest finite value outside `radius` of p, and the mean and deviation of those values.
 void sidelobe(const float* map, const Extent& e, MapPeak& p, int radius)
 {
-    // Four accumulators per sum (the additions' latency, not their count, bounds a row).
-    double second[4] = {-kInf, -kInf, -kInf, -kInf}, sum[4] = {}, sum2[4] = {};
-    int64_t count = 0;
-    const auto scan = [&](const float* v, int64_t n) {
-        int64_t c = 0;
-        for (; c + 4 <= n; c += 4)
-            for (int l = 0; l < 4; ++l) {
-                const float x = v[c + l];
-                if (!std::isfinite(x)) continue;
-                second[l] = std::max(second[l], double(x));
-                sum[l] += x;
-                sum2[l] += double(x) * x;
-                ++count;
-            }
-        for (; c < n; ++c) {
-            const float x = v[c];
-            if (!std::isfinite(x)) continue;
-            second[0] = std::max(second[0], double(x));
-            sum[0] += x;
-            sum2[0] += double(x) * x;
-            ++count;
-        }
-    };
+    const KernelSet& ks = select_kernel_set();
+    FiniteMoments m;
     for (int64_t q = 0; q < e[0]; ++q)
         for (int64_t r = 0; r < e[1]; ++r) {
             const float* row = map + index_of(e, q, r, 0);
             // The columns near the peak, on rows near it, are left out.
             if (std::llabs(q - p.at[0]) > radius || std::llabs(r - p.at[1]) > radius) {
-                scan(row, e[2]);
+                ks.finite_moments(row, e[2], m);
                 continue;
             }
             const int64_t c0 = std::clamp<int64_t>(p.at[2] - radius, 0, e[2]);
             const int64_t c1 = std::clamp<int64_t>(p.at[2] + radius + 1, 0, e[2]);
-            scan(row, c0);
-            scan(row + c1, e[2] - c1);
+            ks.finite_moments(row, c0, m);
+            ks.finite_moments(row + c1, e[2] - c1, m);
         }
-    const double top = std::max({second[0], second[1], second[2], second[3]});
-    p.quality = float(count == 0 || top <= 0 ? kInf : p.value / top);
-    if (count == 0) {
+    p.quality = float(m.count == 0 || m.top <= 0 ? kInf : p.value / m.top);
+    if (m.count == 0) {
         p.psr = 0;
         return;
     }
-    const double mean = (sum[0] + sum[1] + sum[2] + sum[3]) / double(count);
-    const double var =
-        std::max(0.0, (sum2[0] + sum2[1] + sum2[2] + sum2[3]) / double(count) - mean * mean);
+    const double mean = m.sum / double(m.count);
+    const double var = std::max(0.0, m.sum2 / double(m.count) - mean * mean);
     p.psr = var > 0 ? float((p.value - mean) / std::sqrt(var)) : 0.f;
 }
 
@@ -324,29 +303,12 @@ struct Extremes {
 Extremes extremes(const float* map, const Extent& e)
 {
     Extremes x;
+    const KernelSet& ks = select_kernel_set();
     const int64_t rows = e[0] * e[1], n = e[2];
     for (int64_t row = 0; row < rows; ++row) {
         const float* v = map + row * n;
-        float lo[4], hi[4];
-        for (int l = 0; l < 4; ++l) {
-            lo[l] = x.lowest;
-            hi[l] = -std::numeric_limits<float>::infinity();
-        }
-        int64_t c = 0;
-        for (; c + 4 <= n; c += 4)
-            for (int l = 0; l < 4; ++l) {
-                const float y = v[c + l];
-                if (!std::isfinite(y)) continue;
-                lo[l] = std::min(lo[l], y);
-                hi[l] = std::max(hi[l], y);
-            }
-        for (; c < n; ++c)
-            if (std::isfinite(v[c])) {
-                lo[0] = std::min(lo[0], v[c]);
-                hi[0] = std::max(hi[0], v[c]);
-            }
-        x.lowest = std::min({lo[0], lo[1], lo[2], lo[3]});
-        const float top = std::max({hi[0], hi[1], hi[2], hi[3]});
+        float top = -std::numeric_limits<float>::infinity();
+        ks.finite_extent(v, n, x.lowest, top);
         if (top > x.highest) {   // a new highest value: its first column in this row
             x.highest = top;
             int64_t k = 0;

@@ -255,10 +255,19 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     const double c = lcorr && !b.boundary ? centre_of(frame, b) : 0.0;
     const float cf = static_cast<float>(c);
     TileStats st;
+    const float pad = -cf;
+    const auto fill = [pad](float* from, float* to) {
+        // A zero padding (boundary tiles, c = 0) as memset's wide stores: FULL boxes are mostly
+        // padding.
+        if (pad == 0)
+            std::memset(from, 0, sizeof(float) * size_t(to - from));
+        else
+            std::fill(from, to, pad);
+    };
     for_box_rows(frame, b, x, [&](float* dst, const float* src, int64_t lead, int64_t n) {
-        std::fill(dst, dst + lead, -cf);
+        fill(dst, dst + lead);
         ks_.copy_centre(dst + lead, src, n, cf, st);
-        std::fill(dst + lead + n, dst + l.in_row, -cf);
+        fill(dst + lead + n, dst + l.in_row);
     });
     if (!st.finite && p_.check_finite) return false;
 

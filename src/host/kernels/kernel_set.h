@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 namespace flcc::host {
 
@@ -22,6 +23,13 @@ struct TileStats {
     float vmin = 0, vmax = 0;
     bool finite = true;
     bool integral = true;    // every value an integer
+    int64_t count = 0;
+};
+
+// The finite values' highest, sum, sum of squares and count (KernelSet::finite_moments).
+struct FiniteMoments {
+    double top = -std::numeric_limits<double>::infinity();
+    double sum = 0, sum2 = 0;
     int64_t count = 0;
 };
 
@@ -74,6 +82,15 @@ struct KernelSet {
     void (*copy_scaled)(float* dst, const float* src, int64_t n, double c, double scale);
     // Sum of n values in double; clears `integral` when some value is not an integer.
     double (*sum)(const float* src, int64_t n, bool& integral);
+    // The lowest and highest of n values (NaN left out) into lo and hi, which hold their
+    // running values on entry.
+    void (*extent)(const float* src, int64_t n, float& lo, float& hi);
+    // Sum of the squares of n values in double.
+    double (*sum_squares)(const float* src, int64_t n);
+    // The peak search's passes over a map, over its finite values: their lowest and highest
+    // (running values in lo and hi), and their highest, sums and count (added to m).
+    void (*finite_extent)(const float* src, int64_t n, float& lo, float& hi);
+    void (*finite_moments)(const float* src, int64_t n, FiniteMoments& m);
     // z = sum over t0 consecutive planes of x (z1) and x^2 (z2), planes of rows x cols floats
     // with strides x_row/x_plane; `advance` moves an existing z from plane p to plane p+1.
     void (*plane_sums_init)(const float* x, int64_t x_row, int64_t x_plane, int64_t t0,

@@ -28,6 +28,10 @@ inline KernelSet make_kernel_set(const char* isa)
     k.copy_centre = &copy_centre;
     k.copy_scaled = &copy_scaled;
     k.sum = &sum;
+    k.extent = &extent;
+    k.sum_squares = &sum_squares;
+    k.finite_extent = &finite_extent;
+    k.finite_moments = &finite_moments;
     k.plane_sums_init = &plane_sums_init;
     k.plane_sums_advance = &plane_sums_advance;
     k.lcc_plane = &lcc_plane;

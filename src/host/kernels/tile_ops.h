@@ -100,6 +100,98 @@ inline double sum(const float* src, int64_t n, bool& integral)
     return s;
 }
 
+// The lowest and highest of n values, NaN left out, into lo and hi (their running values on
+// entry).
+inline void extent(const float* src, int64_t n, float& lo, float& hi)
+{
+    vf mn = splat(lo), mx = splat(hi);
+    int64_t i = 0;
+    for (; i + kFloats <= n; i += kFloats) {
+        const vf v = loadu(src + i);
+        mn = vmin(v, mn);   // v first: a NaN keeps the running value
+        mx = vmax(v, mx);
+    }
+    for (int k = 0; k < kFloats; ++k) {
+        lo = std::min(lo, mn[k]);
+        hi = std::max(hi, mx[k]);
+    }
+    for (; i < n; ++i) {
+        lo = std::min(lo, src[i]);
+        hi = std::max(hi, src[i]);
+    }
+}
+
+// The sum of the squares of n values in double (each square exact), one partial sum per lane.
+inline double sum_squares(const float* src, int64_t n)
+{
+    vd acc{};
+    int64_t i = 0;
+    for (; i + kDoubles <= n; i += kDoubles) {
+        const vd v = load_widen(src + i);
+        acc += v * v;
+    }
+    double s = 0;
+    for (int k = 0; k < kDoubles; ++k) s += acc[k];
+    for (; i < n; ++i) s += double(src[i]) * double(src[i]);
+    return s;
+}
+
+// Over the finite values of n values: their lowest and highest (into lo and hi, their running
+// values on entry). A peak search's first pass over a map.
+inline void finite_extent(const float* src, int64_t n, float& lo, float& hi)
+{
+    vf mn = splat(lo), mx = splat(hi);
+    const vf zero = splat(0.f);
+    int64_t i = 0;
+    for (; i + kFloats <= n; i += kFloats) {
+        const vf v = loadu(src + i);
+        const vi32 finite = (vi32)(v - v == zero);   // x - x is NaN for NaN and infinities
+        mn = (finite & (vi32)(v < mn)) ? v : mn;
+        mx = (finite & (vi32)(v > mx)) ? v : mx;
+    }
+    for (int k = 0; k < kFloats; ++k) {
+        lo = std::min(lo, mn[k]);
+        hi = std::max(hi, mx[k]);
+    }
+    for (; i < n; ++i)
+        if (std::isfinite(src[i])) {
+            lo = std::min(lo, src[i]);
+            hi = std::max(hi, src[i]);
+        }
+}
+
+// Over the finite values of n values: their highest, sum and sum of squares in double and
+// count, added to the running values m. A peak's sidelobe measures.
+inline void finite_moments(const float* src, int64_t n, FiniteMoments& m)
+{
+    vd top = splat(m.top), s{}, s2{};
+    vl count{};
+    const vd zero = splat(0.0);
+    int64_t i = 0;
+    for (; i + kDoubles <= n; i += kDoubles) {
+        const vd v = load_widen(src + i);
+        const vl finite = (vl)(v - v == zero);
+        top = (finite & (vl)(v > top)) ? v : top;
+        s += finite ? v : zero;
+        s2 += finite ? v * v : zero;
+        count -= finite;   // true lanes are -1
+    }
+    for (int k = 0; k < kDoubles; ++k) {
+        m.top = std::max(m.top, top[k]);
+        m.sum += s[k];
+        m.sum2 += s2[k];
+        m.count += count[k];
+    }
+    for (; i < n; ++i) {
+        const double v = src[i];
+        if (!std::isfinite(v)) continue;
+        m.top = std::max(m.top, v);
+        m.sum += v;
+        m.sum2 += v * v;
+        ++m.count;
+    }
+}
+
 // dst = src, with the sum and the sum of squares of src in float, one partial sum per lane.
 inline void copy_moments(float* __restrict dst, const float* __restrict src, int64_t n,
                          float& sum, float& squares)
