@@ -169,6 +169,22 @@ struct ImageForm {
 // recomputed directly in double.
 constexpr double kFftError = 4, kTargetError = 1e-6;
 
+// The a-posteriori rule for an output of numerator num, coefficient v and window sums s1, s2
+// (coefficient()'s arguments): recompute when the window's deviation sqrt(d) lies below
+// bound / kTargetError. Where v != 0, sqrt(d) = |num / v|. A numerator that came out exactly
+// 0 (its terms cancelled within the transform's error: a window of small variance beside large
+// values) says nothing of d, which is then taken from the window sums, unless coefficient()
+// zeroed the window as flat.
+__device__ inline bool fft_suspect(float num, float v, double s1, double s2, const TileMode& t, double n,
+                                   double inv_n, double bound)
+{
+    if (v != 0.f) return fabs(double(num)) * kTargetError < bound * fabs(double(v));
+    if (num != 0.f) return false;
+    const double p1 = n * s2, dn = fma(-s1, s1, p1);
+    const double limit = t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
+    return dn > limit && sqrt(dn * inv_n) * kTargetError < bound;
+}
+
 // Image `item` by one block: its compact values, then its box (LCC: centred and scaled by its
 // mode; the box's zeros beyond the image are written once, when it is allocated). Returns the
 // compact values' statistics.
@@ -404,7 +420,7 @@ static __global__ void finalise(FinalParams q)
                 const float num = circ[circular_index(q, r, c)];
                 bool redo;
                 float v = coefficient(num, s1, s2, tm, q.n, inv_n, redo);
-                redo |= v != 0.f && fabs(double(num)) * kTargetError < bound * fabs(double(v));
+                redo |= fft_suspect(num, v, s1, s2, tm, q.n, inv_n, bound);
                 if (redo) {
                     v = recomputed_output(q, image, templ, r, c);
                 }
@@ -525,8 +541,9 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
             const double* v1 = b1 + k * row;
             const double* v2 = b2 + k * row;
             const float n = num(r, oc);
-            const float v = coefficient(n, v1[hi] - v1[lo], v2[hi] - v2[lo], tm, q.n, inv_n, redo);
-            redo |= v != 0.f && fabs(double(n)) * kTargetError < bound * fabs(double(v));
+            const double s1 = v1[hi] - v1[lo], s2 = v2[hi] - v2[lo];
+            const float v = coefficient(n, s1, s2, tm, q.n, inv_n, redo);
+            redo |= fft_suspect(n, v, s1, s2, tm, q.n, inv_n, bound);
             return v;
         };
         int any = 0;
