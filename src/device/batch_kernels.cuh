@@ -440,8 +440,8 @@ static __global__ void finalise(FinalParams q)
 // - their prefix sums along each band row (a warp per row), so that an output's horizontal
 //   window sum is one difference;
 // - the coefficient of every output of the band, as in finalise.
-// This is the summation order of the GPU's 2D Fourier tiles with rows and columns swapped; its
-// rounding bound is geometry::fourier_tile_guard_2d's.
+// This is the summation of the GPU's 2D Fourier tiles with rows and columns swapped (the first
+// window in runs of rows, see below); its rounding bound is geometry::fourier_tile_guard_2d's.
 constexpr int kBand = 16;
 constexpr int kBandedWidth = 256;    // a thread per column; 2 x kBand x 257 doubles: 64 KiB
 constexpr int kBandedThreads = 256;
@@ -449,7 +449,8 @@ constexpr int kBandedThreads = 256;
 // The banded finalisation of pair p over output rows [first, last): x(j, c) is the image's box
 // value (centred and scaled) at image row j, column c; num(r, oc) the numerator of output
 // (r, oc); a coefficient whose |numerator| lies within `bound` x 1e6 of its error is recomputed
-// (0: only what coefficient() asks). `band` holds 2 x kBand x (w + 1) doubles; blockDim.x >= w.
+// (0: only what coefficient() asks). `band` holds 2 x kBand x (w + 1) doubles; blockDim.x >= w
+// (a thread per column, at least).
 // The vertical running sums start with a window of T1 rows at `first` and run last - first
 // steps: fourier_tile_guard_2d(T1, T2, O2, last - first) bounds their rounding.
 template <class X, class Num>

@@ -63,12 +63,12 @@ public:
                 if (r != FLCC_SUCCESS) return r;
             }
             cudaGraph_t g = nullptr;
+            launches_.clear();   // any of a failed capture
             FLCC_CUDA_TRY(cudaStreamBeginCapture(capture_.get(), cudaStreamCaptureModeThreadLocal));
             const flcc_result r = enqueue(capture_.get());
             const cudaError_t e = cudaStreamEndCapture(capture_.get(), &g);
             if (r != FLCC_SUCCESS) {
                 if (g != nullptr) cudaGraphDestroy(g);
-                launches_.clear();
                 return r;
             }
             FLCC_CUDA_TRY(e);
@@ -76,7 +76,6 @@ public:
             if (ie != cudaSuccess) {
                 exec_ = nullptr;
                 cudaGraphDestroy(g);
-                launches_.clear();
             } else {
                 graph_ = g;   // its nodes are the launches set_arguments changes
             }
@@ -87,9 +86,11 @@ public:
     }
 
     // During the capture on s: the launch just enqueued there is `kernel`'s, whose arguments
-    // set_arguments may change.
+    // set_arguments may change (one launch per kernel).
     flcc_result name_last(cudaStream_t s, const void* kernel)
     {
+        for (const Launch& l : launches_)
+            if (l.params.func == kernel) return FLCC_INTERNAL_ERROR;
         cudaStreamCaptureStatus status{};
         const cudaGraphNode_t* last = nullptr;
         size_t count = 0;

@@ -1,12 +1,13 @@
 // device.fourier2.box: a small 2D problem in one FFT box, every frame one CUDA graph of the
 // fewest kernels: the image and the template prepared together (two short kernels over chunks
-// of both), one batched R2C of both, their product, one C2R, the map (kernels/fourier_box.cuh, built on the batch engine's kernels,
-// so its numerics are the batch engine's: the guard and recomputed windows of lcc_common.cuh and
-// the host's a-posteriori rule for Fourier numerators). The tile solvers (fourier_solver.cu)
-// split a problem into zones and groups, each with its own statistics, gather and window-sum
-// kernels: right for large images, while a small one's time is then the kernels' count. The
-// template is prepared inside the frame's graph, so a new template per exec (device memory or
-// host) costs no more than an old one.
+// of both), one batched R2C of both, their product, one C2R, the map (kernels/fourier_box.cuh,
+// built on the batch engine's kernels, so its numerics are the batch engine's: the guard and
+// recomputed windows of lcc_common.cuh and the host's a-posteriori rule for Fourier numerators;
+// the template's taps to the last bit or so). The tile solvers (fourier_solver.cu) split a
+// problem into zones and groups, each with its own statistics, gather and window-sum kernels:
+// right for large images, while a small one's time is then the kernels' count. The template is
+// prepared inside the frame's graph, so a new template per exec (device memory or host) costs
+// no more than an old one.
 #include "device/cufft_util.h"
 #include "device/executor.h"
 #include "device/kernels/fourier_box.cuh"
@@ -25,6 +26,8 @@ namespace {
 
 // Boxes up to 512 x 512: beyond them the tile solvers' zones cost less than one large box.
 constexpr int64_t kMostBoxElements = int64_t(1) << 18;
+static_assert(kMostBoxElements <= int64_t(box::kMostPrepBlocks) * box::kPrepChunk,
+              "an image or template (within its box) fits the preparation's chunks");
 
 // The box of a problem: per axis one that no lag of the region wraps around
 // (geometry::correlation_box_size, as the batch engine's).

@@ -468,7 +468,8 @@ public:
         for (int a = p.dim == 2 ? 1 : 0; a < 3; ++a) {
             if (p.templ[a] >= edge_) return nullptr;   // a box must hold more than the template
             // A box far larger than the whole problem needs is the next variant's business.
-            if (edge_ > 2 * int(geometry::fast_fft_size(int(p.out[a] + p.templ[a] - 1))) && edge_ > 2 * int(p.templ[a] + 1)) return nullptr;
+            if (edge_ > 2 * int(geometry::gpu_fft_size(int(p.out[a] + p.templ[a] - 1))) && edge_ > 2 * int(p.templ[a] + 1))
+                return nullptr;
         }
         // Buffers stay within a sane budget (8 GiB): ~60 bytes per transformed box element
         // (input, spectrum, output, window sums); a single box within int.

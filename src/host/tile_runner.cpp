@@ -258,7 +258,7 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
     const float pad = -cf;
     const auto fill = [pad](float* from, float* to) {
         // A zero padding (boundary tiles, c = 0) as memset's wide stores: FULL boxes are mostly
-        // padding.
+        // padding. (-0 becomes +0: only the sign of an exactly zero window sum can differ.)
         if (pad == 0)
             std::memset(from, 0, sizeof(float) * size_t(to - from));
         else

@@ -20,7 +20,8 @@ constexpr int kPrepChunk = kPrepThreads * kPerThread;
 constexpr int kMostPrepBlocks = (1 << 18) / kPrepChunk;
 static_assert(kMostPrepBlocks <= kPrepThreads, "a block reduces every chunk's partial result");
 
-// The chunks' partial results, in index order, so that their sums are reproducible.
+// The chunks' partial results by chunk, reduced by a fixed tree, so that their sums are
+// reproducible.
 struct PrepScratch {
     detail::Stats stats[2][kMostPrepBlocks];   // [image, template]: the values' statistics
     double squares[2][kMostPrepBlocks];        // the image box's energy; the template's squared
@@ -96,7 +97,10 @@ __device__ inline bool last_to_finish(unsigned* finished, int blocks)
     if (threadIdx.x == 0) {
         __threadfence();   // the partial result is visible before the count that announces it
         last = atomicAdd(finished, 1u) == unsigned(blocks - 1);
-        if (last) *finished = 0;
+        if (last) {
+            __threadfence();   // and the others' partial results are read after it
+            *finished = 0;
+        }
     }
     __syncthreads();
     return last;
@@ -140,8 +144,10 @@ static __global__ void __launch_bounds__(kPrepThreads) prepare_stats(PreparePara
     }
 }
 
-// The template's taps (tap_form_in_range's arithmetic: scaled by the largest magnitude, the
-// mean and the norm in double): the chunks' squared deviations merged around the whole mean.
+// The template's taps as tap_form_in_range's, (value * scale - mean) * inv with scale the
+// inverse of the largest magnitude, but with the mean and the squared deviations taken on the
+// unscaled values in double (the chunks' merged around the whole mean) and scaled after: the
+// same taps to the last bit or so.
 __device__ inline TapForm template_form(const PrepareParams& q, double* scratch)
 {
     const detail::Stats s = side_stats(q, 1, scratch);
@@ -165,7 +171,8 @@ __device__ inline TapForm template_form(const PrepareParams& q, double* scratch)
 
 // Second: the image's box (LCC: centred and scaled by its mode) and its numerators' error bound
 // (batch::prepare_image_item's, from the chunks' energies); the template's box: LCC its taps
-// (zeros for a constant template, whose maps are then 0) and their sum, convolution its values.
+// (zeros for a constant template, whose maps are then 0) and their sum (the chunks' sums added
+// by the last block), convolution its values.
 // The values are loaded before the wait for prepare_stats, which only the statistics need.
 static __global__ void __launch_bounds__(kPrepThreads) prepare_boxes(PrepareParams q)
 {
