@@ -35,7 +35,7 @@ struct DirectLayout {
         tap_row = (T2 + 3) / 4 * 4;
         rows = out_rows + T1 - 1;
         cols = out_cols + tap_row;
-        band_doubles = lcc ? 2 * int64_t(kBand) * (w + 1) : 0;
+        band_doubles = lcc ? banded_doubles(w) : 0;
         floats = int64_t(rows) * cols + int64_t(T1) * tap_row + int64_t(O1) * O2;
     }
     int64_t bytes() const { return band_doubles * 8 + floats * 4; }

@@ -93,7 +93,7 @@ private:
     Event legacy_;   // the caller's work on the legacy default stream (see follow_legacy)
     double guard_ = 0;
     bool banded_ = false;   // LCC finalised by finalise_banded (narrow subregions)
-    size_t banded_shared() const { return 2 * size_t(batch::kBand) * size_t(s_.image[2] + 1) * sizeof(double); }
+    size_t banded_shared() const { return size_t(batch::banded_doubles(s_.image[2])) * sizeof(double); }
     bool direct_ = false;   // EngineKind::direct: direct_pairs instead of the transforms
     batch::DirectLayout direct_layout() const
     {

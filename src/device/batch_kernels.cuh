@@ -181,8 +181,7 @@ __device__ inline bool fft_suspect(float num, float v, double s1, double s2, con
     if (v != 0.f) return fabs(double(num)) * kTargetError < bound * fabs(double(v));
     if (num != 0.f) return false;
     const double p1 = n * s2, dn = fma(-s1, s1, p1);
-    const double limit = t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
-    return dn > limit && sqrt(dn * inv_n) * kTargetError < bound;
+    return dn > flat_limit(t, p1) && sqrt(dn * inv_n) * kTargetError < bound;
 }
 
 // Image `item` by one block: its compact values, then its box (LCC: centred and scaled by its
@@ -445,6 +444,10 @@ static __global__ void finalise(FinalParams q)
 constexpr int kBand = 16;
 constexpr int kBandedWidth = 256;    // a thread per column; 2 x kBand x 257 doubles: 64 KiB
 constexpr int kBandedThreads = 256;
+
+// The band buffer of finalise_pair_banded for subregions w columns wide: two sums, kBand rows
+// of w + 1 prefix sums each.
+inline int64_t banded_doubles(int64_t w) { return 2 * int64_t(kBand) * (w + 1); }
 
 // The banded finalisation of pair p over output rows [first, last): x(j, c) is the image's box
 // value (centred and scaled) at image row j, column c; num(r, oc) the numerator of output

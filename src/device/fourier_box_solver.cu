@@ -141,7 +141,7 @@ public:
 
 private:
     static int chunks(int64_t elements) { return int((elements + box::kPrepChunk - 1) / box::kPrepChunk); }
-    size_t band_bytes() const { return 2 * size_t(batch::kBand) * size_t(p_.image[2] + 1) * sizeof(double); }
+    size_t band_bytes() const { return size_t(batch::banded_doubles(p_.image[2])) * sizeof(double); }
 
     // The frame's kernels; the preparation and the finalisation take the frame's pointers in q
     // and f (named for set_arguments).

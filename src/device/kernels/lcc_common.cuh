@@ -248,6 +248,13 @@ __device__ inline float rsqrt_normal(float d)
     return r;
 }
 
+// The variance sum D = n S2 - S1^2 (p1 = n S2) at or below which coefficient() takes a window as
+// flat: the guard tau and the rounding of p1 (exact mode: 0).
+__device__ inline double flat_limit(const TileMode& t, double p1)
+{
+    return t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
+}
+
 // One output from its window sums: the guard, r = N * rsqrt(D), the clamp; `redo` says the
 // window must be recomputed (see Window).
 __device__ inline float coefficient(float num, double s1, double s2, const TileMode& t, double n,
@@ -255,7 +262,7 @@ __device__ inline float coefficient(float num, double s1, double s2, const TileM
 {
     const double p1 = n * s2;
     const double dn = fma(-s1, s1, p1);
-    const double limit = t.exact ? 0.0 : t.tau + 4 * 0x1p-53 * p1;
+    const double limit = flat_limit(t, p1);
     const float d = dn > limit ? float(dn * inv_n) : 0.f;
     const float v = d >= FLT_MIN ? num * rsqrt_normal(d) : 0.f;
     // s1^2 > 1024 dn, as p1 = s1^2 + dn (a threshold: its rounding does not matter); bitwise,
