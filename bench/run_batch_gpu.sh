@@ -29,8 +29,10 @@ for round in $(seq "$rounds"); do
         for memory in device pinned; do
             run "$bench" --problem "$problem" --platform device --memory "$memory" --frames 64 --repeats 7
         done
-        engines="device.batch.fourier device.batch.direct"
-        # A 128 x 128 FULL pair exceeds one block's shared memory: the direct engine does not apply.
+        # The EBSD forms' 128 x 128 pairs exceed the per-block transforms' 64 x 64 box, and a 128 x
+        # 128 FULL pair one block's shared memory: those engines do not apply there.
+        engines="device.batch.fourier device.batch.direct device.batch.blockfft"
+        [ "$problem" = ebsd-search ] && engines="device.batch.fourier device.batch.direct"
         [ "$problem" = ebsd-full ] && engines=device.batch.fourier
         for engine in $engines; do
             run "$bench" --problem "$problem" --platform device --memory device --method "$engine" --frames 64 --repeats 7

@@ -373,10 +373,12 @@ FLCC_API void flcc_batch_init(flcc_batch *batch);
  * pairs of a frame are always many. The planner picks the per-pair solver (options.method may
  * force one by name, any host solver of the pair problem) and runs pairs in parallel over
  * options.threads, on the host for platform HOST. Platform DEVICE runs the 2D pairs on the GPU,
- * on one of two engines: "device.batch.fourier" (batched cuFFT linear correlations) or
+ * on one of three engines: "device.batch.fourier" (batched cuFFT linear correlations),
  * "device.batch.direct" (one thread block per pair summing the products in shared memory: small
  * pairs; FLCC_METHOD_NOT_APPLICABLE where a pair's values exceed a block's shared memory, or for
- * LCC images wider than 256), the faster one by timing (FLCC_ESTIMATE: by an estimate of their
+ * LCC images wider than 256) or "device.batch.blockfft" (one thread block per pair transforming
+ * a 64 x 64 box in shared memory; FLCC_METHOD_NOT_APPLICABLE where a pair's linear correlation,
+ * image plus the region's padding per axis, exceeds 64), the fastest by timing (FLCC_ESTIMATE: by an estimate of their
  * costs) unless options.method names one; the peaks are found there (the fits made from the map
  * values around each peak, as on the host); band-pass, UPSAMPLED and 3D then give
  * FLCC_METHOD_NOT_APPLICABLE, no usable GPU FLCC_NO_DEVICE. Platform ANY (with no options.method)

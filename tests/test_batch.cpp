@@ -493,7 +493,7 @@ TEST_CASE("batch plans reject bad arguments with specific codes", "[batch]")
     b.refine = static_cast<flcc_refine>(8);
     CHECK(create(b) == FLCC_INVALID_VALUE);
     flcc_batch_init(&b);
-    for (const char* engine : {"device.batch.fourier", "device.batch.direct"}) {   // GPU engines, on HOST
+    for (const char* engine : {"device.batch.fourier", "device.batch.direct", "device.batch.blockfft"}) {   // GPU engines, on HOST
         o.method = engine;
         CHECK(create(b) == FLCC_METHOD_NOT_APPLICABLE);
         CHECK(plan == nullptr);

@@ -28,7 +28,8 @@ namespace {
 
 const char* const kFourier = "device.batch.fourier";
 const char* const kDirect = "device.batch.direct";
-const char* const kEngines[] = {kFourier, kDirect};
+const char* const kBlock = "device.batch.blockfft";
+const char* const kEngines[] = {kFourier, kDirect, kBlock};
 
 // DEVICE, with `engine` forced by name (NULL: the plan's choice).
 flcc_options device_options(flcc_region region = FLCC_FULL, const char* engine = nullptr)
@@ -41,7 +42,19 @@ flcc_options device_options(flcc_region region = FLCC_FULL, const char* engine =
     return o;
 }
 
-bool is_engine(const std::string& method) { return method == kFourier || method == kDirect; }
+bool is_engine(const std::string& method) { return method == kFourier || method == kDirect || method == kBlock; }
+
+// device.batch.blockfft applies where a pair's linear correlation fits its 64 x 64 box: per axis
+// the image and the region's padding (SAME: taken as T / 2, at least what it is), and the
+// template.
+bool fits_block(const ref::Shape& s)
+{
+    const auto fits = [&](int S, int T) {
+        const int pad = s.region == FLCC_FULL ? T - 1 : s.region == FLCC_SAME ? T / 2 : 0;
+        return std::max(S + pad, T) <= 64;
+    };
+    return fits(s.image.h, s.templ.h) && fits(s.image.w, s.templ.w);
+}
 
 // Smooth random patterns (sums of a few waves): maps with one clear peak, well away from ties.
 std::vector<float> smooth_stack(int h, int w, int count, std::mt19937& rng)
@@ -111,7 +124,8 @@ TEST_CASE("the GPU batch engines match the float64 reference, forced by name", "
                 const BatchRun r = run_batch(op, s, b, o, images.data(), templs.data());
                 INFO(engine << " " << op_name(op) << " " << th::describe(s) << " pairing " << pg.pairing << " "
                             << pg.images << "x" << pg.templates << ": " << flcc_last_error_detail());
-                if (engine == kDirect && op == FLCC_LCORR && s.image.w > 256) {   // a thread per column
+                if ((engine == kDirect && op == FLCC_LCORR && s.image.w > 256) ||   // a thread per column
+                    (engine == kBlock && !fits_block(s))) {
                     CHECK(r.created == FLCC_METHOD_NOT_APPLICABLE);
                     continue;
                 }
@@ -461,16 +475,31 @@ TEST_CASE("GPU batch plans refuse what runs on the host only", "[device][batch]"
     CHECK(std::string(flcc_last_error_detail()).find(kDirect) != std::string::npos);
     CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {8, 300, 1}, {3, 3, 1}, &b, &o) == FLCC_METHOD_NOT_APPLICABLE);
     CHECK(plan == nullptr);
+    // The per-block transforms: a linear correlation beyond 64 per axis (FULL 40 + 30 - 1).
+    o.method = kBlock;
+    o.region = FLCC_FULL;
+    CHECK(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {32, 40, 1}, {8, 31, 1}, &b, &o) ==
+          FLCC_METHOD_NOT_APPLICABLE);
+    CHECK(std::string(flcc_last_error_detail()).find(kBlock) != std::string::npos);
+    REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {32, 33, 1}, {8, 32, 1}, &b, &o) == FLCC_SUCCESS);
+    CHECK(std::string(flcc_plan_method(plan)) == kBlock);
+    flcc_destroy(plan);
+    plan = nullptr;
     o.method = nullptr;
     REQUIRE(flcc_batch_plan_create(&plan, FLCC_XCORR, 2, {256, 256, 1}, {200, 200, 1}, &b, &o) == FLCC_SUCCESS);
     CHECK(std::string(flcc_plan_method(plan)) == kFourier);
     flcc_destroy(plan);
-    // FLCC_ESTIMATE: the direct engine at <= 512 products per Fourier box element (32 x 32 SAME:
-    // 768^2 products, a 48^2 box), else the Fourier engine (128 x 128 FULL: 128^4 and 256^2).
+    // FLCC_ESTIMATE: pairs that fit a 64 x 64 box take the per-block transforms, unless the direct
+    // engine's products are at most 64 per element of that box (16 x 16 SAME with 8 x 8: 112^2
+    // products; 32 x 32 SAME: 768^2); other pairs the direct engine at <= 512 products per
+    // Fourier box element, else the Fourier engine (128 x 128 FULL: 128^4 and 256^2).
     o.rigor = FLCC_ESTIMATE;
     o.region = FLCC_SAME;
-    REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {32, 32, 1}, {32, 32, 1}, &b, &o) == FLCC_SUCCESS);
+    REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {16, 16, 1}, {8, 8, 1}, &b, &o) == FLCC_SUCCESS);
     CHECK(std::string(flcc_plan_method(plan)) == kDirect);
+    flcc_destroy(plan);
+    REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {32, 32, 1}, {32, 32, 1}, &b, &o) == FLCC_SUCCESS);
+    CHECK(std::string(flcc_plan_method(plan)) == kBlock);
     flcc_destroy(plan);
     o.region = FLCC_FULL;
     REQUIRE(flcc_batch_plan_create(&plan, FLCC_LCORR, 2, {128, 128, 1}, {128, 128, 1}, &b, &o) == FLCC_SUCCESS);

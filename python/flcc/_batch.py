@@ -176,8 +176,9 @@ class BatchPlan:
 
     ``rigor``, ``method`` and ``threads`` (pairs run in parallel over them) as for flcc.Plan;
     ``check_finite=False`` skips the check for NaN and Inf in float32 inputs. ``platform``:
-    'host' runs the pairs on the host; 'device' on the faster GPU engine ("device.batch.fourier"
-    or "device.batch.direct", small pairs; either by ``method``: 2D, no band-pass, no
+    'host' runs the pairs on the host; 'device' on the fastest GPU engine ("device.batch.fourier",
+    "device.batch.direct" for small pairs or "device.batch.blockfft" for pairs whose linear
+    correlation fits 64 x 64; any by ``method``: 2D, no band-pass, no
     'upsampled'); 'any' on the fastest of the host and the engines that run the plan (rigor
     'estimate': the engine estimated faster, wherever one runs; 'measure': timed on one frame at
     plan time). CuPy and PyTorch CUDA arrays go to the library as they are, after the caller's

@@ -12,7 +12,7 @@ rng = np.random.default_rng(28)
 
 LCC_TOL = 1e-5   # absolute, as the library's contract for LCC
 CONV_TOL = 1e-5  # relative to the largest output
-GPU_ENGINES = ["device.batch.fourier", "device.batch.direct"]
+GPU_ENGINES = ["device.batch.fourier", "device.batch.direct", "device.batch.blockfft"]
 
 
 def check_map(op, got, want):

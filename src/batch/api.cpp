@@ -49,7 +49,7 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
         const EngineKind estimated = DeviceRunner::estimated_kind(spec);
         flcc_result last = FLCC_SUCCESS;
         bool any = false;
-        for (const EngineKind kind : {EngineKind::direct, EngineKind::fourier}) {
+        for (const EngineKind kind : {EngineKind::direct, EngineKind::block, EngineKind::fourier}) {
             std::unique_ptr<DeviceRunner> engine;
             if ((last = DeviceRunner::make(spec, kind, engine)) != FLCC_SUCCESS) {
                 if (last == FLCC_NO_DEVICE) break;
@@ -69,8 +69,9 @@ flcc_result create(flcc_plan* plan, int op, int dim, flcc_size image, flcc_size 
     } else if (spec.platform == FLCC_DEVICE) {
         if (o.method != nullptr)
             return fail(FLCC_METHOD_NOT_APPLICABLE,
-                        "options.method = \"%s\": GPU batch plans run on \"%s\" or \"%s\"", o.method,
-                        engine_name(EngineKind::fourier), engine_name(EngineKind::direct));
+                        "options.method = \"%s\": GPU batch plans run on \"%s\", \"%s\" or \"%s\"", o.method,
+                        engine_name(EngineKind::fourier), engine_name(EngineKind::direct),
+                        engine_name(EngineKind::block));
         if ((r = add_engines(true)) != FLCC_SUCCESS) return r;
     } else {
         if ((r = plan_solver(*made, o)) != FLCC_SUCCESS) return r;

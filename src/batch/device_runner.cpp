@@ -15,10 +15,12 @@ namespace flcc::batch {
 
 namespace {
 
-// FLCC_ESTIMATE's threshold between the engines (see estimated_kind): it lies between the
+// FLCC_ESTIMATE's thresholds between the engines (see estimated_kind): they lie between the
 // workloads each engine runs faster (docs/performance.md, "Batches on the GPU", gives them in
-// products per box element).
+// products per box element). The per-block transforms' box is 64 x 64 (batch_block_fft.cuh).
 constexpr double kDirectProductsPerBoxElement = 512;
+constexpr double kDirectProductsPerBlockBoxElement = 64;
+constexpr int64_t kBlockBoxSide = 64;
 
 EngineSource engine_source(const Source& s)
 {
@@ -82,7 +84,7 @@ private:
 bool DeviceRunner::engine_named(const char* method, EngineKind& kind)
 {
     if (method == nullptr) return false;
-    for (const EngineKind k : {EngineKind::fourier, EngineKind::direct})
+    for (const EngineKind k : {EngineKind::fourier, EngineKind::direct, EngineKind::block})
         if (std::strcmp(method, engine_name(k)) == 0) {
             kind = k;
             return true;
@@ -95,6 +97,7 @@ EngineKind DeviceRunner::estimated_kind(const Spec& spec)
     // Products per pair: per axis, the sum over outputs of the window's overlap with the image.
     const Problem& p = spec.pair;
     double products = 1, box = 1;
+    bool fits_block = true;
     for (int a = 1; a < 3; ++a) {
         double sum = 0;
         for (int64_t o = 0; o < p.out[a]; ++o) {
@@ -102,8 +105,16 @@ EngineKind DeviceRunner::estimated_kind(const Spec& spec)
             sum += double(std::max<int64_t>(0, hi - lo));
         }
         products *= sum;
-        box *= double(geometry::correlation_box_size(p.image[a], p.templ[a], p.pad[a]));
+        const int64_t side = geometry::correlation_box_size(p.image[a], p.templ[a], p.pad[a]);
+        box *= double(side);
+        fits_block = fits_block && side <= kBlockBoxSide && p.templ[a] <= kBlockBoxSide;
     }
+    // Pairs that fit the per-block transforms' box: the direct engine only where its sums are
+    // few against that box's transforms.
+    if (fits_block)
+        return products <= kDirectProductsPerBlockBoxElement * double(kBlockBoxSide * kBlockBoxSide)
+                   ? EngineKind::direct
+                   : EngineKind::block;
     return products <= kDirectProductsPerBoxElement * box ? EngineKind::direct : EngineKind::fourier;
 }
 
@@ -153,6 +164,9 @@ flcc_result DeviceRunner::make(const Spec& spec, EngineKind kind, std::unique_pt
         if ((made = b->make_batch_engine(e, r->engine_)) != FLCC_METHOD_NOT_APPLICABLE) break;
     if (made == FLCC_METHOD_NOT_APPLICABLE && kind == EngineKind::direct)
         return fail(made, "%s: %s does not apply to %s (one pair's values exceed a block's shared memory)",
+                    where, engine_name(kind), p.key().c_str());
+    if (made == FLCC_METHOD_NOT_APPLICABLE && kind == EngineKind::block)
+        return fail(made, "%s: %s does not apply to %s (a pair's linear correlation exceeds its 64 x 64 box)",
                     where, engine_name(kind), p.key().c_str());
     if (made == FLCC_METHOD_NOT_APPLICABLE)
         return fail(made, "%s: no GPU batch engine applies to %s", where, p.key().c_str());

@@ -6,11 +6,15 @@
 //   the maps, LCC's normalisation, the best over templates and the peaks are kernels after it.
 // - Direct ("device.batch.direct"): the same preparation, then one block per pair sums the
 //   products in shared memory and finalises its map (batch_direct.cuh); for small pairs.
+// - Block transforms ("device.batch.blockfft"): the same preparation and template spectra as the
+//   Fourier engine in a 64 x 64 box, then one block per pair transforms, multiplies, transforms
+//   back and finalises in shared memory (batch_block_fft.cuh).
 // One launch runs up to `group` frames at once (small problems fill the GPU only together, and
 // each kernel boundary costs the same for one frame as for many), as one CUDA graph per input
 // buffer and frame count, replayed. Launches alternate two input buffers, so the upload of the
 // next frames (a copy stream) overlaps the compute of these, and the host reads the peaks of
 // the previous launch meanwhile.
+#include "device/batch_block_fft.cuh"
 #include "device/batch_direct.cuh"
 #include "device/cufft_util.h"
 #include "geometry/fft_size.h"
@@ -95,6 +99,7 @@ private:
     bool banded_ = false;   // LCC finalised by finalise_banded (narrow subregions)
     size_t banded_shared() const { return size_t(batch::banded_doubles(s_.image[2])) * sizeof(double); }
     bool direct_ = false;   // EngineKind::direct: direct_pairs instead of the transforms
+    bool block_ = false;    // EngineKind::block: block_fft_pairs instead of the pairs' transforms
     batch::DirectLayout direct_layout() const
     {
         return batch::DirectLayout(int(s_.image[1]), int(s_.image[2]), int(s_.templ[1]), int(s_.templ[2]),
@@ -118,6 +123,17 @@ flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>&
     if (!guard.ok()) return FLCC_DEVICE_ERROR;
     std::unique_ptr<Engine> e(new Engine(s));
     e->direct_ = s.kind == EngineKind::direct;
+    e->block_ = s.kind == EngineKind::block;
+    if (e->block_) {
+        // The pair's linear correlation fits the block's box.
+        for (int a = 1; a < 3; ++a)
+            if (geometry::correlation_box_size(s.image[a], s.templ[a], s.pad[a]) > batch::kBlockFftSide ||
+                s.templ[a] > batch::kBlockFftSide)
+                return FLCC_METHOD_NOT_APPLICABLE;
+        const flcc_result r = raise_shared_limit(
+            batch::block_fft_pairs, size_t(batch::block_fft_shared_bytes(s.image[2], s.op == Op::lcorr)));
+        if (r != FLCC_SUCCESS) return r;
+    }
     if (e->direct_) {
         // One block per pair: the pair's arrays fit shared memory, and the banded finalisation
         // has a thread per image column.
@@ -188,6 +204,9 @@ flcc_result Engine::allocate()
         bh_ = int(std::max(s_.image[1], s_.templ[1]));
         bw_ = int(std::max(s_.image[2], s_.templ[2]));
         half_ = 0;
+    } else if (block_) {
+        bh_ = bw_ = batch::kBlockFftSide;
+        half_ = int64_t(bh_) * (bw_ / 2 + 1);
     } else {
         bh_ = int(geometry::correlation_box_size(s_.image[1], s_.templ[1], s_.pad[1]));
         bw_ = int(geometry::correlation_box_size(s_.image[2], s_.templ[2], s_.pad[2]));
@@ -226,19 +245,19 @@ flcc_result Engine::allocate()
     const bool lcc = s_.op == Op::lcorr;
     const size_t ni = size_t(group_) * s_.images.count, np = size_t(group_) * s_.pairs;
     const size_t nt = size_t(templs_.sets) * s_.templates.count;
-    banded_ = lcc && !direct_ && s_.image[2] <= batch::kBandedWidth;
+    banded_ = lcc && !direct_ && !block_ && s_.image[2] <= batch::kBandedWidth;
     if (banded_) FLCC_TRY(raise_shared_limit(batch::finalise_banded, banded_shared()));
     if (lcc) {
         FLCC_TRY(taps_.allocate(nt * size_t(s_.templ[1] * s_.templ[2]) * sizeof(float)));
         FLCC_TRY(tap_sum_.allocate(nt * sizeof(double)));
         FLCC_TRY(modes_.allocate(ni * sizeof(TileMode)));
         FLCC_TRY(bounds_.allocate(ni * sizeof(double)));
-        if (!banded_ && !direct_) {
+        if (!banded_ && !direct_ && !block_) {
             FLCC_TRY(h1_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
             FLCC_TRY(h2_.allocate(ni * size_t(s_.image[1] * s_.out[2]) * sizeof(double)));
         }
     }
-    if (!direct_) {
+    if (!direct_ && !block_) {
         FLCC_TRY(product_.allocate(np * size_t(half_) * sizeof(cufftComplex)));
         FLCC_TRY(circ_.allocate(np * size_t(bh_) * bw_ * sizeof(float)));
     }
@@ -274,17 +293,19 @@ flcc_result Engine::shape(int count, Shape*& out)
         if (!direct_) {
             int dims[2] = {bh_, bw_};
             const int box = bh_ * bw_, half = int(half_);
-            FLCC_CUFFT_TRY(cufftPlanMany(&sh->images.h, 2, dims, nullptr, 1, box, nullptr, 1, half, CUFFT_R2C,
-                                         count * s_.images.count));
-            sh->images.made = true;
+            if (!block_) {
+                FLCC_CUFFT_TRY(cufftPlanMany(&sh->images.h, 2, dims, nullptr, 1, box, nullptr, 1, half, CUFFT_R2C,
+                                             count * s_.images.count));
+                sh->images.made = true;
+                FLCC_CUFFT_TRY(cufftPlanMany(&sh->c2r.h, 2, dims, nullptr, 1, half, nullptr, 1, box, CUFFT_C2R,
+                                             count * s_.pairs));
+                sh->c2r.made = true;
+            }
             if (s_.templ_per_frame) {
                 FLCC_CUFFT_TRY(cufftPlanMany(&sh->templs.h, 2, dims, nullptr, 1, box, nullptr, 1, half,
                                              CUFFT_R2C, count * s_.templates.count));
                 sh->templs.made = true;
             }
-            FLCC_CUFFT_TRY(cufftPlanMany(&sh->c2r.h, 2, dims, nullptr, 1, half, nullptr, 1, box, CUFFT_C2R,
-                                         count * s_.pairs));
-            sh->c2r.made = true;
         }
         made = std::move(sh);
     }
@@ -342,6 +363,15 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
         const batch::DirectParams d{q, images_.box.as<float>(), templs_.compact.as<float>(), L.tap_row, L.rows,
                                     L.cols, L.out_cols, L.band_doubles};
         batch::direct_pairs<<<unsigned(std::min(pairs, 1 << 20)), direct_threads(), size_t(L.bytes()), s>>>(d);
+        FLCC_CUDA_TRY(cudaGetLastError());
+        return enqueue_peaks(s, frames);
+    }
+    if (block_) {
+        const batch::BlockFftParams d{q, images_.box.as<float>(), reinterpret_cast<const float2*>(
+                                                                      templs_.spectra.as<cufftComplex>()),
+                                      float(1.0 / (double(bh_) * bw_))};
+        batch::block_fft_pairs<<<unsigned(std::min(pairs, 1 << 20)), batch::kBlockFftThreads,
+                                 size_t(batch::block_fft_shared_bytes(w, lcc)), s>>>(d);
         FLCC_CUDA_TRY(cudaGetLastError());
         return enqueue_peaks(s, frames);
     }

@@ -447,7 +447,7 @@ constexpr int kBandedThreads = 256;
 
 // The band buffer of finalise_pair_banded for subregions w columns wide: two sums, kBand rows
 // of w + 1 prefix sums each.
-inline int64_t banded_doubles(int64_t w) { return 2 * int64_t(kBand) * (w + 1); }
+__host__ __device__ inline int64_t banded_doubles(int64_t w) { return 2 * int64_t(kBand) * (w + 1); }
 
 // The banded finalisation of pair p over output rows [first, last): x(j, c) is the image's box
 // value (centred and scaled) at image row j, column c; num(r, oc) the numerator of output

@@ -25,15 +25,18 @@ struct EngineSource {
 };
 
 // How an engine correlates a pair: batched cuFFT linear correlations in boxes of fast size
-// ("device.batch.fourier"), or one block per pair summing the products in shared memory
+// ("device.batch.fourier"), one block per pair summing the products in shared memory
 // ("device.batch.direct": small pairs, whose boxes would be mostly padding and whose transforms
-// cost more than the sums).
-enum class EngineKind { fourier, direct };
+// cost more than the sums), or one block per pair transforming a 64 x 64 box in shared memory
+// ("device.batch.blockfft": pairs whose linear correlation fits that box, such as PIV's windows).
+enum class EngineKind { fourier, direct, block };
 
 // The engine's name, as options.method takes it and flcc_plan_method gives it.
 inline const char* engine_name(EngineKind kind)
 {
-    return kind == EngineKind::direct ? "device.batch.direct" : "device.batch.fourier";
+    return kind == EngineKind::direct  ? "device.batch.direct"
+           : kind == EngineKind::block ? "device.batch.blockfft"
+                                       : "device.batch.fourier";
 }
 
 struct BatchEngineSpec {
