@@ -133,7 +133,7 @@ std::vector<T> pattern(const flcc_size& f, int frames, double scale, std::mt1993
 int main(int argc, char** argv)
 {
     CLI::App app{"flcc-batch-bench: batch plans on subregion-registration workloads"};
-    std::string problem = "ebsd-search", refine = "parabolic", method;
+    std::string problem = "ebsd-search", refine = "parabolic", method, op = "lcorr";
     int frames = 16, repeats = 5, threads = 0;
     std::string rigor = "measure", platform = "host", memory = "host";
     bool hann = false;
@@ -148,9 +148,12 @@ int main(int argc, char** argv)
     app.add_option("--method", method, "force a per-pair solver or a GPU engine");
     app.add_option("--rigor", rigor, "measure or estimate");
     app.add_flag("--hann", hann, "Hann window on every subregion");
+    app.add_option("--op", op, "lcorr, or xcorr: the same maps unnormalised")
+        ->check(CLI::IsMember({"lcorr", "xcorr"}));
     CLI11_PARSE(app, argc, argv);
 
-    const Workload w = make_workload(problem);
+    Workload w = make_workload(problem);
+    if (op == "xcorr") w.op = FLCC_XCORR;
     const char* refines[] = {"none", "parabolic", "gaussian", "quadratic", "upsampled"};
     int r = -1;
     for (int i = 0; i < 5; ++i)
@@ -239,13 +242,13 @@ int main(int argc, char** argv)
     std::sort(times.begin(), times.end());
     const double median = times[times.size() / 2];
     const int hw = int(std::thread::hardware_concurrency());
-    std::printf("{\"bench\": \"flcc.batch\", \"problem\": \"%s\", \"op\": \"lcorr\", \"dim\": 2, "
+    std::printf("{\"bench\": \"flcc.batch\", \"problem\": \"%s\", \"op\": \"%s\", \"dim\": 2, "
                 "\"frame\": [%d, %d], \"subregions\": %d, \"image\": [%d, %d], \"template\": [%d, %d], "
                 "\"region\": \"%s\", \"refine\": \"%s\", \"frames\": %d, \"platform\": \"%s\", \"memory\": \"%s\", "
                 "\"method\": \"%s\", \"rigor\": \"%s\", \"threads\": %d, \"plan_seconds\": %.6g, "
                 "\"seconds\": {\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}, \"repeats\": %d, "
                 "\"frames_per_second\": %.6g, \"machine\": {\"cpu\": \"%s\", \"hardware_threads\": %d}}\n",
-                w.name.c_str(), w.frame.h, w.frame.w, n, w.image.h, w.image.w, w.templ.h, w.templ.w,
+                w.name.c_str(), op.c_str(), w.frame.h, w.frame.w, n, w.image.h, w.image.w, w.templ.h, w.templ.w,
                 w.region == FLCC_FULL ? "full" : w.region == FLCC_SAME ? "same" : "valid", refine.c_str(), frames, platform.c_str(),
                 memory.c_str(), flcc_plan_method(plan), rigor.c_str(), threads == 0 ? hw : threads, plan_seconds,
                 median, times.front(), times.back(), repeats, 1 / median,
