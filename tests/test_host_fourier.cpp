@@ -257,6 +257,35 @@ TEST_CASE("Fourier: the template is transformed once per template, never per fra
     flcc_destroy(plan);
 }
 
+TEST_CASE("Fourier: the linear box after new templates, frame by frame", "[fourier]")
+{
+    // host.fourier*.linear's box holds the image with zeros after it, and a template's transform
+    // takes the same box as scratch: each frame after a new template must still match, above
+    // all where the template reaches past the image (its taps then lie where the zeros go).
+    std::mt19937 rng(18);
+    for (const ref::Shape& s : {ref::Shape{2, {40, 52, 1}, {11, 9, 1}, FLCC_FULL},
+                                ref::Shape{2, {20, 16, 1}, {25, 9, 1}, FLCC_FULL},
+                                ref::Shape{3, {9, 12, 10}, {4, 5, 3}, FLCC_SAME}}) {
+        const std::string m = s.dim == 2 ? "host.fourier2.linear" : "host.fourier3.linear";
+        flcc_options o;
+        flcc_options_init(&o);
+        o.method = m.c_str();
+        o.region = s.region;
+        o.rigor = FLCC_ESTIMATE;
+        flcc_plan plan = nullptr;
+        REQUIRE(flcc_plan_create(&plan, FLCC_LCORR, s.dim, s.image, s.templ, &o) == FLCC_SUCCESS);
+        std::vector<float> out(size_t(ref::out_elems(s))), t;
+        for (int step = 0; step < 6; ++step) {
+            const auto img = ref::make_data(step % 2 ? Data::uint16 : Data::uniform, s, true, rng);
+            if (step % 2 == 0) t = ref::make_data(Data::uniform, s, false, rng);   // a new template
+            REQUIRE(flcc_lcorr_exec(plan, img.data(), t.data(), out.data(), 1) == FLCC_SUCCESS);
+            INFO(m << " step " << step);
+            CHECK(ref::max_abs_diff(ref::lcorr(s, img.data(), t.data()), out.data()) <= kLccTol);
+        }
+        flcc_destroy(plan);
+    }
+}
+
 TEST_CASE("Fourier: a non-finite frame leaves no trace in the next", "[fourier]")
 {
     // 3D with a short last tile along the planes: the tile pipeline leaves stale planes in its
