@@ -37,6 +37,18 @@ th::Run run_with(const std::string& method, flcc_op op, const ref::Shape& s,
     return th::run(op, s, img, t, o);
 }
 
+// An LCC plan of `method` forced by name and made without timing (FLCC_ESTIMATE).
+flcc_result forced_plan(flcc_plan* plan, const char* method, int dim, flcc_size image, flcc_size templ,
+                        flcc_region region)
+{
+    flcc_options o;
+    flcc_options_init(&o);
+    o.method = method;
+    o.region = region;
+    o.rigor = FLCC_ESTIMATE;
+    return flcc_plan_create(plan, FLCC_LCORR, dim, image, templ, &o);
+}
+
 // max |a - b|, relative to max(|b|_inf, 1) for convolution.
 double difference(flcc_op op, const std::vector<float>& a, const std::vector<float>& b)
 {
@@ -234,12 +246,8 @@ TEST_CASE("Fourier: the template is transformed once per template, never per fra
     const ref::Shape s{2, {64, 80, 1}, {9, 9, 1}, FLCC_FULL};
     auto img = ref::make_data(Data::uniform, s, true, rng);
     auto t = ref::make_data(Data::uniform, s, false, rng);
-    flcc_options o;
-    flcc_options_init(&o);
-    o.method = "host.fourier2.t64";
-    o.rigor = FLCC_ESTIMATE;
     flcc_plan plan = nullptr;
-    REQUIRE(flcc_plan_create(&plan, FLCC_LCORR, 2, s.image, s.templ, &o) == FLCC_SUCCESS);
+    REQUIRE(forced_plan(&plan, "host.fourier2.t64", 2, s.image, s.templ, s.region) == FLCC_SUCCESS);
     std::vector<float> out(size_t(ref::out_elems(s)) * 3);
     const int64_t before = flcc::host::fourier_template_preparations();
     REQUIRE(flcc_lcorr_exec(plan, img.data(), t.data(), out.data(), 1) == FLCC_SUCCESS);
@@ -267,13 +275,8 @@ TEST_CASE("Fourier: the linear box after new templates, frame by frame", "[fouri
                                 ref::Shape{2, {20, 16, 1}, {25, 9, 1}, FLCC_FULL},
                                 ref::Shape{3, {9, 12, 10}, {4, 5, 3}, FLCC_SAME}}) {
         const std::string m = s.dim == 2 ? "host.fourier2.linear" : "host.fourier3.linear";
-        flcc_options o;
-        flcc_options_init(&o);
-        o.method = m.c_str();
-        o.region = s.region;
-        o.rigor = FLCC_ESTIMATE;
         flcc_plan plan = nullptr;
-        REQUIRE(flcc_plan_create(&plan, FLCC_LCORR, s.dim, s.image, s.templ, &o) == FLCC_SUCCESS);
+        REQUIRE(forced_plan(&plan, m.c_str(), s.dim, s.image, s.templ, s.region) == FLCC_SUCCESS);
         std::vector<float> out(size_t(ref::out_elems(s))), t;
         for (int step = 0; step < 6; ++step) {
             const auto img = ref::make_data(step % 2 ? Data::uint16 : Data::uniform, s, true, rng);
@@ -296,13 +299,8 @@ TEST_CASE("Fourier: a non-finite frame leaves no trace in the next", "[fourier]"
     const auto t = ref::make_data(Data::uniform, s, false, rng);
     for (const std::string& m :
          {"host.fourier3.t16", "host.fourier3.whole", "host.fourier3.linear"}) {
-        flcc_options o;
-        flcc_options_init(&o);
-        o.method = m.c_str();
-        o.region = s.region;
-        o.rigor = FLCC_ESTIMATE;
         flcc_plan plan = nullptr;
-        REQUIRE(flcc_plan_create(&plan, FLCC_LCORR, 3, s.image, s.templ, &o) == FLCC_SUCCESS);
+        REQUIRE(forced_plan(&plan, m.c_str(), 3, s.image, s.templ, s.region) == FLCC_SUCCESS);
         std::vector<float> bad = img, out(size_t(ref::out_elems(s)));
         for (size_t i = 0; i < bad.size(); i += 97)
             bad[i] = std::numeric_limits<float>::quiet_NaN();
@@ -317,13 +315,8 @@ TEST_CASE("Fourier: a non-finite frame leaves no trace in the next", "[fourier]"
 TEST_CASE("Fourier: applicability follows box, template and memory", "[fourier]")
 {
     auto plans = [](const char* method, int dim, flcc_size im, flcc_size tp, flcc_region reg) {
-        flcc_options o;
-        flcc_options_init(&o);
-        o.method = method;
-        o.region = reg;
-        o.rigor = FLCC_ESTIMATE;
         flcc_plan p = nullptr;
-        const flcc_result r = flcc_plan_create(&p, FLCC_LCORR, dim, im, tp, &o);
+        const flcc_result r = forced_plan(&p, method, dim, im, tp, reg);
         flcc_destroy(p);
         return r;
     };
