@@ -17,10 +17,9 @@ namespace {
 
 // FLCC_ESTIMATE's thresholds between the engines (see estimated_kind): they lie between the
 // workloads each engine runs faster (docs/performance.md, "Batches on the GPU", gives them in
-// products per box element). The per-block transforms' box is 64 x 64 (batch_block_fft.cuh).
+// products per box element).
 constexpr double kDirectProductsPerBoxElement = 512;
 constexpr double kDirectProductsPerBlockBoxElement = 64;
-constexpr int64_t kBlockBoxSide = 64;
 
 EngineSource engine_source(const Source& s)
 {
@@ -97,7 +96,6 @@ EngineKind DeviceRunner::estimated_kind(const Spec& spec)
     // Products per pair: per axis, the sum over outputs of the window's overlap with the image.
     const Problem& p = spec.pair;
     double products = 1, box = 1;
-    bool fits_block = true;
     for (int a = 1; a < 3; ++a) {
         double sum = 0;
         for (int64_t o = 0; o < p.out[a]; ++o) {
@@ -105,14 +103,12 @@ EngineKind DeviceRunner::estimated_kind(const Spec& spec)
             sum += double(std::max<int64_t>(0, hi - lo));
         }
         products *= sum;
-        const int64_t side = geometry::correlation_box_size(p.image[a], p.templ[a], p.pad[a]);
-        box *= double(side);
-        fits_block = fits_block && side <= kBlockBoxSide && p.templ[a] <= kBlockBoxSide;
+        box *= double(geometry::correlation_box_size(p.image[a], p.templ[a], p.pad[a]));
     }
     // Pairs that fit the per-block transforms' box: the direct engine only where its sums are
     // few against that box's transforms.
-    if (fits_block)
-        return products <= kDirectProductsPerBlockBoxElement * double(kBlockBoxSide * kBlockBoxSide)
+    if (fits_block_fft_box(p.image, p.templ, p.pad))
+        return products <= kDirectProductsPerBlockBoxElement * double(kBlockFftBoxSide * kBlockFftBoxSide)
                    ? EngineKind::direct
                    : EngineKind::block;
     return products <= kDirectProductsPerBoxElement * box ? EngineKind::direct : EngineKind::fourier;

@@ -10,9 +10,12 @@
 //   3. the output rows two at a time: the two half spectra packed as one complex row, its
 //      inverse transform gives both real rows (C2R, the imaginary parts of bins 0 and 32 left
 //      out, as cuFFT leaves them);
-//   4. LCC: batch_kernels.cuh's banded finalisation, with the Fourier engine's a-posteriori
-//      rule for the numerators' rounding (the box's bound, log2 of 4096 points); else the
-//      circular values are the map.
+//   4. LCC: batch_kernels.cuh's finalisation from summed-area tables of the image where the
+//      outputs are at least as many as the image's values (FULL and SAME regions: a table of
+//      (h + 1) x (w + 1) serves every output with four reads and no barriers), else its banded
+//      one (a VALID region's few outputs need less than the whole image's table), either with
+//      the Fourier engine's a-posteriori rule for the numerators' rounding (the box's bound,
+//      log2 of 4096 points); else the circular values are the map.
 // The half spectrum (64 x 33 complex) is one shared array; each step's output rows take the
 // same bytes as its input rows, so the real rows of step 3 lie in it too (row stride 66 floats).
 #pragma once
@@ -22,7 +25,7 @@
 
 namespace flcc::device::batch {
 
-constexpr int kBlockFftSide = 64;                   // the box, per axis
+constexpr int kBlockFftSide = int(kBlockFftBoxSide);   // the box, per axis
 constexpr int kBlockFftHalf = kBlockFftSide / 2 + 1;  // spectrum columns
 constexpr int kBlockFftThreads = 288;               // 36 groups of eight lanes: a step's 33 columns at once
 
@@ -31,12 +34,24 @@ struct BlockFftParams {
     const float* box;              // the images' boxes (64 x 64 each, the image at the origin)
     const float2* templ_spectra;   // the templates' half spectra (64 x 33 each)
     float scale;                   // 1 / 4096
+    int table;                     // LCC: 1 finalise_pair_table, 0 finalise_pair_banded
+    int64_t sum_doubles;           // block_fft_sum_doubles
 };
 
-// Shared bytes of one block: the twiddles, the half spectrum, LCC's band sums.
-inline int64_t block_fft_shared_bytes(int64_t w, bool lcc)
+// LCC's finalisation from summed-area tables (step 4).
+inline bool block_fft_table(int64_t h, int64_t w, int64_t O1, int64_t O2) { return O1 * O2 >= h * w; }
+
+// The doubles of LCC's window sums (the tables, or the bands) before the twiddles.
+inline int64_t block_fft_sum_doubles(int64_t h, int64_t w, int64_t O1, int64_t O2, bool lcc)
 {
-    return (lcc ? banded_doubles(w) * 8 : 0) + (kBlockFftSide + kBlockFftSide * kBlockFftHalf) * 8;
+    if (!lcc) return 0;
+    return block_fft_table(h, w, O1, O2) ? table_doubles(h, w) : banded_doubles(w);
+}
+
+// Shared bytes of one block: LCC's window sums, the twiddles, the half spectrum.
+inline int64_t block_fft_shared_bytes(int64_t sum_doubles)
+{
+    return (sum_doubles + kBlockFftSide + kBlockFftSide * kBlockFftHalf) * 8;
 }
 
 __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftParams d)
@@ -44,9 +59,8 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
     constexpr int N = kBlockFftSide, H = kBlockFftHalf;
     extern __shared__ double shared[];
     const FinalParams& q = d.q;
-    double* band = shared;
-    const int64_t band_doubles = q.lcc ? banded_doubles(q.w) : 0;
-    float2* tw = reinterpret_cast<float2*>(shared + band_doubles);
+    double* sums = shared;
+    float2* tw = reinterpret_cast<float2*>(shared + d.sum_doubles);
     float2* S = tw + N;
     const float* circ = reinterpret_cast<const float*>(S);   // step 3's real rows, stride 2 H
     const int lane = threadIdx.x & 7, group = threadIdx.x >> 3, groups = blockDim.x >> 3;
@@ -150,8 +164,11 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
             return circ[(k / N) * 2 * H + (k % N)];
         };
         if (q.lcc) {
-            finalise_pair_banded(
-                q, p, [&](int j, int c) { return x[j * N + c]; }, num, q.bounds[image], band, 0, q.O1);
+            const auto x_at = [&](int j, int c) { return x[j * N + c]; };
+            if (d.table)
+                finalise_pair_table(q, p, x_at, num, q.bounds[image], sums);
+            else
+                finalise_pair_banded(q, p, x_at, num, q.bounds[image], sums, 0, q.O1);
         } else {
             float* map = q.maps + p * outs;
             for (int e = threadIdx.x; e < outs; e += blockDim.x) {

@@ -100,6 +100,11 @@ private:
     size_t banded_shared() const { return size_t(batch::banded_doubles(s_.image[2])) * sizeof(double); }
     bool direct_ = false;   // EngineKind::direct: direct_pairs instead of the transforms
     bool block_ = false;    // EngineKind::block: block_fft_pairs instead of the pairs' transforms
+    bool block_table() const { return batch::block_fft_table(s_.image[1], s_.image[2], s_.out[1], s_.out[2]); }
+    int64_t block_sum_doubles() const
+    {
+        return batch::block_fft_sum_doubles(s_.image[1], s_.image[2], s_.out[1], s_.out[2], s_.op == Op::lcorr);
+    }
     batch::DirectLayout direct_layout() const
     {
         return batch::DirectLayout(int(s_.image[1]), int(s_.image[2]), int(s_.templ[1]), int(s_.templ[2]),
@@ -125,13 +130,9 @@ flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>&
     e->direct_ = s.kind == EngineKind::direct;
     e->block_ = s.kind == EngineKind::block;
     if (e->block_) {
-        // The pair's linear correlation fits the block's box.
-        for (int a = 1; a < 3; ++a)
-            if (geometry::correlation_box_size(s.image[a], s.templ[a], s.pad[a]) > batch::kBlockFftSide ||
-                s.templ[a] > batch::kBlockFftSide)
-                return FLCC_METHOD_NOT_APPLICABLE;
+        if (!fits_block_fft_box(s.image, s.templ, s.pad)) return FLCC_METHOD_NOT_APPLICABLE;
         const flcc_result r = raise_shared_limit(
-            batch::block_fft_pairs, size_t(batch::block_fft_shared_bytes(s.image[2], s.op == Op::lcorr)));
+            batch::block_fft_pairs, size_t(batch::block_fft_shared_bytes(e->block_sum_doubles())));
         if (r != FLCC_SUCCESS) return r;
     }
     if (e->direct_) {
@@ -226,6 +227,9 @@ flcc_result Engine::allocate()
     guard_ = std::max(geometry::tile_kernel_guard(1.0, double(s_.templ[1]), double(s_.templ[2]), 1,
                                                   int(s_.out[1]), int(s_.out[2])),
                       geometry::fourier_tile_guard_2d(s_.templ[1], s_.templ[2], int(s_.out[2]), int(s_.out[1])));
+    // block_fft_pairs's summed-area tables, where it takes them.
+    if (block_ && block_table())
+        guard_ = std::max(guard_, geometry::summed_area_guard(s_.image[1], s_.image[2]));
     FLCC_TRY(legacy_.create());
     FLCC_TRY(compute_.create());
     FLCC_TRY(copy_.create());
@@ -367,11 +371,14 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
         return enqueue_peaks(s, frames);
     }
     if (block_) {
-        const batch::BlockFftParams d{q, images_.box.as<float>(), reinterpret_cast<const float2*>(
-                                                                      templs_.spectra.as<cufftComplex>()),
-                                      float(1.0 / (double(bh_) * bw_))};
+        const batch::BlockFftParams d{q,
+                                      images_.box.as<float>(),
+                                      reinterpret_cast<const float2*>(templs_.spectra.as<cufftComplex>()),
+                                      float(1.0 / (double(bh_) * bw_)),
+                                      block_table() ? 1 : 0,
+                                      block_sum_doubles()};
         batch::block_fft_pairs<<<unsigned(std::min(pairs, 1 << 20)), batch::kBlockFftThreads,
-                                 size_t(batch::block_fft_shared_bytes(w, lcc)), s>>>(d);
+                                 size_t(batch::block_fft_shared_bytes(d.sum_doubles)), s>>>(d);
         FLCC_CUDA_TRY(cudaGetLastError());
         return enqueue_peaks(s, frames);
     }

@@ -449,11 +449,77 @@ constexpr int kBandedThreads = 256;
 // of w + 1 prefix sums each.
 __host__ __device__ inline int64_t banded_doubles(int64_t w) { return 2 * int64_t(kBand) * (w + 1); }
 
+// Inclusive prefix sums of a[0], a[stride], ..., a[(n - 1) stride] and of b likewise, by one
+// warp, 32 entries at a time.
+__device__ inline void warp_prefix_sums(double* a, double* b, int n, int stride)
+{
+    const int lane = threadIdx.x & 31;
+    double carry1 = 0, carry2 = 0;
+    for (int j0 = 0; j0 < n; j0 += 32) {
+        const int j = j0 + lane;
+        double v1 = j < n ? a[j * stride] : 0.0, v2 = j < n ? b[j * stride] : 0.0;
+        for (int d = 1; d < 32; d <<= 1) {
+            const double u1 = __shfl_up_sync(0xffffffffu, v1, d);
+            const double u2 = __shfl_up_sync(0xffffffffu, v2, d);
+            if (lane >= d) v1 += u1, v2 += u2;
+        }
+        v1 += carry1;
+        v2 += carry2;
+        if (j < n) a[j * stride] = v1, b[j * stride] = v2;
+        carry1 = __shfl_sync(0xffffffffu, v1, 31);
+        carry2 = __shfl_sync(0xffffffffu, v2, 31);
+    }
+}
+
+// The coefficients of pair p's outputs from row r0 on, `count` of them in row-major order:
+// sums(r, oc, s1, s2) gives output (r, oc)'s window sums of x and x^2, num(r, oc) its numerator.
+// A coefficient whose |numerator| lies within `bound` x 1e6 of its error is recomputed (0: only
+// what coefficient() asks). Each thread notes its outputs to recompute (a FULL region's corner
+// windows, in nearly every map) in a bit mask and recomputes them after its loop, 64 outputs
+// per thread at a time, so that the call and its registers stay out of the loop.
+template <class Sums, class Num>
+__device__ inline void store_coefficients(const FinalParams& q, int p, int r0, int count, Sums sums, Num num,
+                                          double bound)
+{
+    const float inv_o2 = 1.f / float(q.O2);
+    const double inv_n = 1.0 / q.n;
+    float* map = q.maps + p * int64_t(q.O1) * q.O2;
+    const int image = q.pairing.image_of(p);
+    const TileMode tm = q.modes[image];
+    const auto coefficient_at = [&](int t, int& r, int& oc, bool& redo) {
+        const int k = quotient(t, q.O2, inv_o2);
+        oc = t - k * q.O2;
+        r = r0 + k;
+        double s1, s2;
+        sums(r, oc, s1, s2);
+        const float n = num(r, oc);
+        const float v = coefficient(n, s1, s2, tm, q.n, inv_n, redo);
+        redo |= fft_suspect(n, v, s1, s2, tm, q.n, inv_n, bound);
+        return v;
+    };
+    const int templ = q.pairing.templ_of(p), chunk = 64 * int(blockDim.x);
+    for (int first = 0; first < count; first += chunk) {
+        uint64_t marks = 0;
+        for (int t = first + threadIdx.x, bit = 0; t < min(count, first + chunk); t += blockDim.x, ++bit) {
+            int r, oc;
+            bool redo;
+            const float v = coefficient_at(t, r, oc, redo);
+            map[int64_t(r) * q.O2 + oc] = v;
+            marks |= uint64_t(redo) << bit;
+        }
+        while (marks != 0) {
+            const int t = first + threadIdx.x + (__ffsll(marks) - 1) * blockDim.x;
+            const int k = quotient(t, q.O2, inv_o2), oc = t - k * q.O2;
+            marks &= marks - 1;
+            map[int64_t(r0 + k) * q.O2 + oc] = recomputed_output(q, image, templ, r0 + k, oc);
+        }
+    }
+}
+
 // The banded finalisation of pair p over output rows [first, last): x(j, c) is the image's box
 // value (centred and scaled) at image row j, column c; num(r, oc) the numerator of output
-// (r, oc); a coefficient whose |numerator| lies within `bound` x 1e6 of its error is recomputed
-// (0: only what coefficient() asks). `band` holds 2 x kBand x (w + 1) doubles; blockDim.x >= w
-// (a thread per column, at least).
+// (r, oc); `bound` as in store_coefficients. `band` holds 2 x kBand x (w + 1) doubles;
+// blockDim.x >= w (a thread per column, at least).
 // The vertical running sums start with a window of T1 rows at `first` and run last - first
 // steps: fourier_tile_guard_2d(T1, T2, O2, last - first) bounds their rounding.
 template <class X, class Num>
@@ -464,11 +530,6 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
     double* b1 = band;
     double* b2 = band + kBand * row;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    const float inv_o2 = 1.f / float(q.O2);
-    const double inv_n = 1.0 / q.n;
-    float* map = q.maps + p * int64_t(q.O1) * q.O2;
-    const int image = q.pairing.image_of(p), templ = q.pairing.templ_of(p);
-    const TileMode tm = q.modes[image];
     // The first window: `parts` threads per column each sum a run of its rows (the block's
     // threads beyond w would idle, and this is the block's longest chain of loads), then the
     // column's thread adds the runs in order.
@@ -515,60 +576,64 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
             }
         }
         __syncthreads();
-        // Inclusive scans along each band row, 32 columns at a time (entry 0 stays 0).
+        // Inclusive scans along each band row (entry 0 stays 0).
         for (int k = warp; k < rows; k += warps) {
-            double carry1 = 0, carry2 = 0;
-            for (int j0 = 1; j0 <= q.w; j0 += 32) {
-                const int j = j0 + lane;
-                double v1 = j <= q.w ? b1[k * row + j] : 0.0, v2 = j <= q.w ? b2[k * row + j] : 0.0;
-                for (int d = 1; d < 32; d <<= 1) {
-                    const double u1 = __shfl_up_sync(0xffffffffu, v1, d);
-                    const double u2 = __shfl_up_sync(0xffffffffu, v2, d);
-                    if (lane >= d) v1 += u1, v2 += u2;
-                }
-                v1 += carry1;
-                v2 += carry2;
-                if (j <= q.w) b1[k * row + j] = v1, b2[k * row + j] = v2;
-                carry1 = __shfl_sync(0xffffffffu, v1, 31);
-                carry2 = __shfl_sync(0xffffffffu, v2, 31);
-            }
+            warp_prefix_sums(b1 + k * row + 1, b2 + k * row + 1, q.w, 1);
             if (lane == 0) b1[k * row] = 0, b2[k * row] = 0;
         }
         __syncthreads();
-        // The coefficients; windows to recompute are left to a second sweep, run only when
-        // the band has any (rare): the call stays out of this loop, and so do its registers.
-        const auto coefficient_at = [&](int t, int& r, int& oc, bool& redo) {
-            const int k = quotient(t, q.O2, inv_o2);
-            oc = t - k * q.O2;
-            r = r0 + k;
-            const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
-            const double* v1 = b1 + k * row;
-            const double* v2 = b2 + k * row;
-            const float n = num(r, oc);
-            const double s1 = v1[hi] - v1[lo], s2 = v2[hi] - v2[lo];
-            const float v = coefficient(n, s1, s2, tm, q.n, inv_n, redo);
-            redo |= fft_suspect(n, v, s1, s2, tm, q.n, inv_n, bound);
-            return v;
-        };
-        int any = 0;
-        for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
-            int r, oc;
-            bool redo;
-            const float v = coefficient_at(t, r, oc, redo);
-            map[int64_t(r) * q.O2 + oc] = v;
-            any |= redo;
-        }
-        if (__syncthreads_or(any)) {
-            for (int t = threadIdx.x; t < rows * q.O2; t += blockDim.x) {
-                int r, oc;
-                bool redo;
-                coefficient_at(t, r, oc, redo);
-                if (!redo) continue;
-                map[int64_t(r) * q.O2 + oc] = recomputed_output(q, image, templ, r, oc);
-            }
-        }
+        store_coefficients(
+            q, p, r0, rows * q.O2,
+            [&](int r, int oc, double& s1, double& s2) {
+                const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
+                const double* v1 = b1 + (r - r0) * row;
+                const double* v2 = b2 + (r - r0) * row;
+                s1 = v1[hi] - v1[lo];
+                s2 = v2[hi] - v2[lo];
+            },
+            num, bound);
         __syncthreads();
     }
+}
+
+// The table finalisation's summed-area tables for h x w subregions: two sums, (h + 1) x (w + 1)
+// entries each.
+__host__ __device__ inline int64_t table_doubles(int64_t h, int64_t w) { return 2 * (h + 1) * (w + 1); }
+
+// The finalisation of pair p for subregions whose summed-area tables fit shared memory
+// (`table`: table_doubles(h, w)): the tables of x and x^2 (entry (j, c): the sum over image
+// rows < j and columns < c), then every output's window sums as four entries each, in one
+// pass with no band barriers. x, num and bound as in finalise_pair_banded;
+// geometry::summed_area_guard(h, w) bounds the sums' rounding.
+template <class X, class Num>
+__device__ inline void finalise_pair_table(const FinalParams& q, int p, X x, Num num, double bound, double* table)
+{
+    const int row = q.w + 1, entries = (q.h + 1) * row;
+    double* t1 = table;
+    double* t2 = table + entries;
+    const int warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const float inv_row = 1.f / float(row);
+    for (int e = threadIdx.x; e < entries; e += blockDim.x) {
+        const int j = quotient(e, row, inv_row), c = e - j * row;
+        const double v = j > 0 && c > 0 ? double(x(j - 1, c - 1)) : 0.0;
+        t1[e] = v;
+        t2[e] = v * v;
+    }
+    __syncthreads();
+    for (int j = warp; j < q.h; j += warps) warp_prefix_sums(t1 + (j + 1) * row + 1, t2 + (j + 1) * row + 1, q.w, 1);
+    __syncthreads();
+    for (int c = warp; c < q.w; c += warps) warp_prefix_sums(t1 + row + c + 1, t2 + row + c + 1, q.h, row);
+    __syncthreads();
+    store_coefficients(
+        q, p, 0, q.O1 * q.O2,
+        [&](int r, int oc, double& s1, double& s2) {
+            const int r_lo = min(max(0, r - q.P1), q.h), r_hi = max(min(q.h, r - q.P1 + q.T1), r_lo);
+            const int c_lo = min(max(0, oc - q.P2), q.w), c_hi = max(min(q.w, oc - q.P2 + q.T2), c_lo);
+            const int a = r_lo * row, b = r_hi * row;
+            s1 = (t1[b + c_hi] - t1[a + c_hi]) - (t1[b + c_lo] - t1[a + c_lo]);
+            s2 = (t2[b + c_hi] - t2[a + c_hi]) - (t2[b + c_lo] - t2[a + c_lo]);
+        },
+        num, bound);
 }
 
 // At most 64 registers: 4 blocks per multiprocessor (latency is hidden by more warps, not by
@@ -740,5 +805,6 @@ static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
         __syncthreads();   // found_r/found_c of this peak for the next search
     }
 }
+
 
 }  // namespace flcc::device::batch

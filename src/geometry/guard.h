@@ -45,6 +45,16 @@ inline double fourier_tile_guard_2d(int64_t T1, int64_t T2, int tx, int ty)
     return 2 * (es + t1 * t2);
 }
 
+// Summed-area tables of an h x w subregion (device/batch_kernels.cuh's finalise_pair_table):
+// prefix sums along each row, then down each column, so an entry's rounding is at most
+// (h w^2 + w h^2) / 2; a window's sum is four entries combined by three more operations, each
+// on a partial sum of at most h w terms.
+inline double summed_area_guard(int64_t h, int64_t w)
+{
+    const double hh = double(h), ww = double(w);
+    return 2 * (2 * hh * ww * (hh + ww) + 3 * hh * ww);
+}
+
 // The GPU 3D Fourier tiles (window_sums_finalise in device/kernels/fourier.cuh): horizontal
 // sums of t2 terms, vertical sums of t1 of them, a first window of t0 planes, then up to
 // `chunk` steps that each add and subtract a plane.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "flcc.h"
+#include "geometry/fft_size.h"
 #include "plan/problem.h"
 
 #include <memory>
@@ -37,6 +38,19 @@ inline const char* engine_name(EngineKind kind)
     return kind == EngineKind::direct  ? "device.batch.direct"
            : kind == EngineKind::block ? "device.batch.blockfft"
                                        : "device.batch.fourier";
+}
+
+// The per-block transforms' box, per axis, and whether a pair's linear correlation fits it (where
+// "device.batch.blockfft" applies).
+constexpr int64_t kBlockFftBoxSide = 64;
+
+inline bool fits_block_fft_box(const Extent& image, const Extent& templ, const Extent& pad)
+{
+    for (int a = 1; a < 3; ++a)
+        if (geometry::correlation_box_size(image[a], templ[a], pad[a]) > kBlockFftBoxSide ||
+            templ[a] > kBlockFftBoxSide)
+            return false;
+    return true;
 }
 
 struct BatchEngineSpec {
