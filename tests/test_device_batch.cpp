@@ -137,6 +137,55 @@ TEST_CASE("the GPU batch engines match the float64 reference, forced by name", "
             }
 }
 
+TEST_CASE("GPU batch engines with a template set per frame, in every operation", "[device][batch]")
+{
+    // Templates new with every frame (PIV's form) take their own path in each engine (the
+    // per-block transforms transform them in the block); then an exec without templates
+    // correlates with the last frame's set.
+    if (skip_without_gpu()) return;
+    std::mt19937 rng(19);
+    const Pairing pg{FLCC_PAIRWISE, 2, 2, 2};
+    const int frames = 3;
+    for (const char* engine : kEngines)
+    for (const ref::Shape& s : {ref::Shape{2, {19, 23, 1}, {5, 4, 1}, FLCC_FULL},
+                                ref::Shape{2, {32, 30, 1}, {31, 27, 1}, FLCC_SAME},
+                                ref::Shape{2, {40, 33, 1}, {13, 9, 1}, FLCC_VALID}})
+        for (flcc_op op : {FLCC_CONV, FLCC_LCORR, FLCC_XCORR}) {
+            INFO(engine << " " << op_name(op) << " " << th::describe(s));
+            flcc_batch b;
+            flcc_batch_init(&b);
+            b.pairing = pg.pairing;
+            b.images = pg.images;
+            b.templates = pg.templates;
+            b.templ_per_frame = 1;
+            b.keep_maps = 1;
+            flcc_options o = device_options(s.region, engine);
+            flcc_plan plan = nullptr;
+            REQUIRE(flcc_batch_plan_create(&plan, op, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
+            const std::vector<float> images = stack(s, true, frames * pg.images, rng);
+            const std::vector<float> templs = stack(s, false, frames * pg.templates, rng);
+            const int64_t in = ref::image_elems(s), tn = ref::templ_elems(s), on = ref::out_elems(s);
+            std::vector<float> maps(size_t(frames * pg.pairs * on));
+            std::vector<flcc_peak> peaks(size_t(frames * pg.pairs));
+            REQUIRE(flcc_batch_exec(plan, images.data(), templs.data(), maps.data(), peaks.data(), frames) ==
+                    FLCC_SUCCESS);
+            for (int f = 0; f < frames; ++f) {
+                INFO("frame " << f);
+                const std::vector<float> fi(images.begin() + f * pg.images * in,
+                                            images.begin() + (f + 1) * pg.images * in);
+                const std::vector<float> ft(templs.begin() + f * pg.templates * tn,
+                                            templs.begin() + (f + 1) * pg.templates * tn);
+                check_maps(op, s, pg, fi, ft, maps.data() + f * pg.pairs * on, peaks.data() + f * pg.pairs, 1);
+            }
+            const std::vector<float> last(templs.end() - pg.templates * tn, templs.end());
+            const std::vector<float> first(images.begin(), images.begin() + pg.images * in);
+            REQUIRE(flcc_batch_exec(plan, first.data(), nullptr, maps.data(), peaks.data(), 1) == FLCC_SUCCESS);
+            INFO("no templates: the last frame's set");
+            check_maps(op, s, pg, first, last, maps.data(), peaks.data(), 1);
+            flcc_destroy(plan);
+        }
+}
+
 TEST_CASE("GPU batches cut subregions of every element type and preprocess them", "[device][batch]")
 {
     if (skip_without_gpu()) return;
