@@ -46,6 +46,18 @@ struct Pairing {
     }
 };
 
+// A batch of pg's pairing that keeps its maps.
+inline flcc_batch batch_keeping_maps(const Pairing& pg)
+{
+    flcc_batch b;
+    flcc_batch_init(&b);
+    b.pairing = pg.pairing;
+    b.images = pg.images;
+    b.templates = pg.templates;
+    b.keep_maps = 1;
+    return b;
+}
+
 // Checks one frame's maps against the reference, and each map's first peak against the
 // reference map's maximum: the peak's value is the map's value there, and the reference there is
 // within the tolerance of the reference's maximum.

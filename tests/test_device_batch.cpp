@@ -110,12 +110,7 @@ TEST_CASE("the GPU batch engines match the float64 reference, forced by name", "
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR, FLCC_XCORR})
             for (const Pairing pg : {Pairing{FLCC_ALL_PAIRS, 2, 3, 6}, Pairing{FLCC_PAIRWISE, 2, 6, 6},
                                      Pairing{FLCC_PAIRWISE, 3, 3, 3}}) {
-                flcc_batch b;
-                flcc_batch_init(&b);
-                b.pairing = pg.pairing;
-                b.images = pg.images;
-                b.templates = pg.templates;
-                b.keep_maps = 1;
+                flcc_batch b = batch_keeping_maps(pg);
                 b.peaks = 2;
                 const std::vector<float> images = stack(s, true, b.images, rng);
                 const std::vector<float> templs = stack(s, false, b.templates, rng);
@@ -152,13 +147,8 @@ TEST_CASE("GPU batch engines with a template set per frame, in every operation",
                                 ref::Shape{2, {40, 33, 1}, {13, 9, 1}, FLCC_VALID}})
         for (flcc_op op : {FLCC_CONV, FLCC_LCORR, FLCC_XCORR}) {
             INFO(engine << " " << op_name(op) << " " << th::describe(s));
-            flcc_batch b;
-            flcc_batch_init(&b);
-            b.pairing = pg.pairing;
-            b.images = pg.images;
-            b.templates = pg.templates;
+            flcc_batch b = batch_keeping_maps(pg);
             b.templ_per_frame = 1;
-            b.keep_maps = 1;
             flcc_options o = device_options(s.region, engine);
             flcc_plan plan = nullptr;
             REQUIRE(flcc_batch_plan_create(&plan, op, 2, s.image, s.templ, &b, &o) == FLCC_SUCCESS);
