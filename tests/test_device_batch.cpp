@@ -134,9 +134,9 @@ TEST_CASE("the GPU batch engines match the float64 reference, forced by name", "
 
 TEST_CASE("GPU batch engines with a template set per frame, in every operation", "[device][batch]")
 {
-    // Templates new with every frame (PIV's form) take their own path in each engine (the
-    // per-block transforms transform them in the block); then an exec without templates
-    // correlates with the last frame's set.
+    // Templates new with every frame (PIV's form) take their own path in each engine (prepared
+    // and transformed with each launch's frames); then an exec without templates correlates
+    // with the last frame's set.
     if (skip_without_gpu()) return;
     std::mt19937 rng(19);
     const Pairing pg{FLCC_PAIRWISE, 2, 2, 2};

@@ -806,5 +806,4 @@ static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
     }
 }
 
-
 }  // namespace flcc::device::batch
