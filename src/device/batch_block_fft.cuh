@@ -5,8 +5,8 @@
 //   1. the image box's rows two at a time as one complex row (x(2j) + i x(2j + 1)), 64-point
 //      transforms (kernels/fft64.cuh), split into the two rows' half spectra (bins 0..32);
 //   2. per spectrum column: the 64-point column transform, the product with the template's
-//      spectrum (the engine's cuFFT R2C of the template box, conjugated to correlate, scaled by
-//      1 / 4096), the inverse column transform;
+//      spectrum (block_fft_templates's, below: steps 1 and 2's forward transforms of the template
+//      box; conjugated to correlate, scaled by 1 / 4096), the inverse column transform;
 //   3. the output rows two at a time: the two half spectra packed as one complex row, its
 //      inverse transform gives both real rows (C2R, the imaginary parts of bins 0 and 32 left
 //      out, as cuFFT leaves them);
@@ -54,6 +54,51 @@ inline int64_t block_fft_shared_bytes(int64_t sum_doubles)
     return (sum_doubles + kBlockFftSide + kBlockFftSide * kBlockFftHalf) * 8;
 }
 
+// Step 1 for a 64 x 64 box x (global memory) whose rows from h on are zero: its row pairs'
+// half spectra into S (64 x 33), by the block's groups of eight lanes; the caller's barrier
+// follows. Twiddles `tw` (fft64::make_twiddles).
+__device__ inline void transform_row_pairs(const float* x, int h, float2* S, const float2* tw)
+{
+    constexpr int N = kBlockFftSide, H = kBlockFftHalf;
+    const int lane = threadIdx.x & 7, group = threadIdx.x >> 3, groups = blockDim.x >> 3;
+    const int row_pairs = (h + 1) / 2;
+    for (int t0 = 0; t0 < row_pairs; t0 += groups) {   // whole warps run every trip
+        const int j = t0 + group;
+        if (t0 + (threadIdx.x & ~31) / 8 >= row_pairs) break;   // the warp's groups are all idle
+        const bool active = j < row_pairs;
+        float2* z = active ? S + 2 * j * H : nullptr;   // the two rows' 66 slots
+        fft64::transform<-1>(
+            z, 1, lane, tw,
+            [&](int k) {
+                return active ? make_float2(x[2 * j * N + k], x[(2 * j + 1) * N + k]) : make_float2(0.f, 0.f);
+            },
+            [&](int k, float2 v) {
+                if (active) z[k] = v;
+            });
+        // Z(k) = A(k) + i B(k): the rows' spectra A = (Z(k) + conj Z(-k)) / 2, B = ... / 2i.
+        float2 a[5], b[5];
+#pragma unroll
+        for (int i = 0; i < 5; ++i) {
+            const int k = lane + 8 * i;
+            if (k <= N / 2 && active) {
+                a[i] = z[k];
+                b[i] = z[(N - k) & (N - 1)];
+                fft32::unpack_pair(a[i], b[i]);
+            }
+        }
+        __syncwarp();
+#pragma unroll
+        for (int i = 0; i < 5; ++i) {
+            const int k = lane + 8 * i;
+            if (k <= N / 2 && active) {
+                z[k] = a[i];
+                z[H + k] = b[i];
+            }
+        }
+        __syncwarp();
+    }
+}
+
 __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftParams d)
 {
     constexpr int N = kBlockFftSide, H = kBlockFftHalf;
@@ -74,42 +119,7 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
         const float* x = d.box + int64_t(image) * N * N;
         const float2* T = d.templ_spectra + int64_t(q.pairing.templ_of(p)) * N * H;
         // 1. Row pairs of the image (the box's rows beyond h are zero).
-        const int row_pairs = (q.h + 1) / 2;
-        for (int t0 = 0; t0 < row_pairs; t0 += groups) {   // whole warps run every trip
-            const int j = t0 + group;
-            if (t0 + (threadIdx.x & ~31) / 8 >= row_pairs) break;   // the warp's groups are all idle
-            const bool active = j < row_pairs;
-            float2* z = active ? S + 2 * j * H : nullptr;   // the two rows' 66 slots
-            fft64::transform<-1>(
-                z, 1, lane, tw,
-                [&](int k) {
-                    return active ? make_float2(x[2 * j * N + k], x[(2 * j + 1) * N + k]) : make_float2(0.f, 0.f);
-                },
-                [&](int k, float2 v) {
-                    if (active) z[k] = v;
-                });
-            // Z(k) = A(k) + i B(k): the rows' spectra A = (Z(k) + conj Z(-k)) / 2, B = ... / 2i.
-            float2 a[5], b[5];
-#pragma unroll
-            for (int i = 0; i < 5; ++i) {
-                const int k = lane + 8 * i;
-                if (k <= N / 2 && active) {
-                    a[i] = z[k];
-                    b[i] = z[(N - k) & (N - 1)];
-                    fft32::unpack_pair(a[i], b[i]);
-                }
-            }
-            __syncwarp();
-#pragma unroll
-            for (int i = 0; i < 5; ++i) {
-                const int k = lane + 8 * i;
-                if (k <= N / 2 && active) {
-                    z[k] = a[i];
-                    z[H + k] = b[i];
-                }
-            }
-            __syncwarp();
-        }
+        transform_row_pairs(x, q.h, S, tw);
         __syncthreads();
         // 2. Columns: forward, the product, inverse (rows at and beyond h hold no image).
         for (int t0 = 0; t0 < H; t0 += groups) {
@@ -177,6 +187,37 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
             }
         }
         __syncthreads();   // the next pair rewrites the shared arrays
+    }
+}
+
+// The templates' half spectra for this form, one block per template: the template prepared as
+// prepare_templates prepares it (compact values, taps, box), then its box's R2C by the steps
+// above into `spectra` (cuFFT's layout, 64 rows of 33 bins, unnormalised): the box's half
+// spectrum stays in shared memory between the rows and the columns, and the columns' rows from
+// h on, zero, are not read. PIV's templates are new every frame.
+__global__ void __launch_bounds__(kBlockFftThreads) block_fft_templates(SideParams p, TemplForm f, float2* spectra)
+{
+    constexpr int N = kBlockFftSide, H = kBlockFftHalf;
+    __shared__ double scratch[kScratchDoubles];
+    __shared__ float2 tw[N];
+    __shared__ float2 S[N * H];
+    const int item = blockIdx.x, lane = threadIdx.x & 7, group = threadIdx.x >> 3, groups = blockDim.x >> 3;
+    fft64::make_twiddles(tw);
+    prepare_template_item(p, f, item, scratch);
+    __syncthreads();   // the box, written by the block's threads, and the twiddles
+    transform_row_pairs(p.box + int64_t(item) * N * N, p.h, S, tw);
+    __syncthreads();
+    float2* out = spectra + int64_t(item) * N * H;
+    for (int t0 = 0; t0 < H; t0 += groups) {
+        const int c = t0 + group;
+        if (t0 + (threadIdx.x & ~31) / 8 >= H) break;
+        const bool active = c < H;
+        float2* z = active ? S + c : nullptr;
+        fft64::transform<-1>(
+            z, H, lane, tw, [&](int k) { return active && k < p.h ? z[k * H] : make_float2(0.f, 0.f); },
+            [&](int k, float2 v) {
+                if (active) out[k * H + c] = v;
+            });
     }
 }
 

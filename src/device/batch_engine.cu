@@ -120,7 +120,7 @@ private:
 
 flcc_result Engine::make(const BatchEngineSpec& s, std::unique_ptr<BatchEngine>& out)
 {
-    if (s.image[0] != 1 || s.templ[0] != 1 || s.peaks > 64) return FLCC_METHOD_NOT_APPLICABLE;
+    if (s.image[0] != 1 || s.templ[0] != 1 || s.peaks > batch::kMostPeaks) return FLCC_METHOD_NOT_APPLICABLE;
     for (int a = 1; a < 3; ++a)
         if (s.image[a] + s.pad[a] > (int64_t(1) << 24) || s.out[a] > (int64_t(1) << 24))
             return FLCC_METHOD_NOT_APPLICABLE;
@@ -278,7 +278,7 @@ flcc_result Engine::allocate()
         FLCC_TRY(host_patches_[i].allocate(npeaks * size_t(side_ * side_) * sizeof(float)));
         FLCC_TRY(host_bad_[i].allocate(2 * sizeof(int)));
     }
-    if (!s_.templ_per_frame && !direct_) {
+    if (!s_.templ_per_frame && !direct_ && !block_) {
         int dims[2] = {bh_, bw_};
         FLCC_CUFFT_TRY(cufftPlanMany(&templs_.r2c.h, 2, dims, nullptr, 1, bh_ * bw_, nullptr, 1,
                                      int(half_), CUFFT_R2C, s_.templates.count));
@@ -305,7 +305,7 @@ flcc_result Engine::shape(int count, Shape*& out)
                                              count * s_.pairs));
                 sh->c2r.made = true;
             }
-            if (s_.templ_per_frame) {
+            if (s_.templ_per_frame && !block_) {
                 FLCC_CUFFT_TRY(cufftPlanMany(&sh->templs.h, 2, dims, nullptr, 1, box, nullptr, 1, half,
                                              CUFFT_R2C, count * s_.templates.count));
                 sh->templs.made = true;
@@ -318,13 +318,19 @@ flcc_result Engine::shape(int count, Shape*& out)
 }
 
 // `sets` template sets in `input` (device memory) prepared: compact values, taps, spectra (by
-// `plan`). Their non-finite flag is bad_[1].
+// `plan`, or by block_fft_templates for the per-block form). Their non-finite flag is bad_[1].
 flcc_result Engine::enqueue_templates(cudaStream_t s, const void* input, int sets, cufftHandle plan)
 {
     batch::SideParams p = templs_.params;
     p.in = input;
     p.bad = bad_.as<int>() + 1;
     batch::TemplForm f{s_.op == Op::lcorr ? 1 : 0, taps_.as<float>(), tap_sum_.as<double>()};
+    if (block_) {
+        batch::block_fft_templates<<<sets * templs_.count, batch::kBlockFftThreads, 0, s>>>(
+            p, f, templs_.spectra.as<float2>());
+        FLCC_CUDA_TRY(cudaGetLastError());
+        return FLCC_SUCCESS;
+    }
     batch::prepare_templates<<<sets * templs_.count,
                                threads_for(s_.templ[1] * s_.templ[2], batch::kItemThreads), 0, s>>>(p, f);
     FLCC_CUDA_TRY(cudaGetLastError());
@@ -434,7 +440,12 @@ flcc_result Engine::enqueue_peaks(cudaStream_t s, int frames)
                             s_.exclusion, s_.patch_radius,
                             {int(s_.flat_at[1]), int(s_.flat_at[2])}, peaks_.as<EnginePeak>(),
                             patches_.as<float>()};
-        batch::find_peaks<<<frames * maps_per_frame_, threads_for(outs_, batch::kPeakThreads), 0, s>>>(k);
+        const int maps = frames * maps_per_frame_;
+        if (outs_ <= batch::kWarpMapValues)
+            batch::find_peaks_by_warps<<<unsigned((maps + batch::kPeakWarps - 1) / batch::kPeakWarps),
+                                         batch::kPeakWarps * 32, 0, s>>>(k, maps);
+        else
+            batch::find_peaks<<<maps, threads_for(outs_, batch::kPeakThreads), 0, s>>>(k);
         FLCC_CUDA_TRY(cudaGetLastError());
     }
     return FLCC_SUCCESS;

@@ -687,56 +687,119 @@ struct Candidate {
     int i;
 };
 
-// The higher value, then the lower index; every thread gets the block's best (whole warps,
-// `shared` holds 32).
-__device__ inline Candidate block_argmax(Candidate c, Candidate* shared)
+// The higher value, then the lower index.
+__device__ inline Candidate better(Candidate a, Candidate b)
 {
-    for (int d = 16; d > 0; d >>= 1) {
-        const float v = __shfl_down_sync(0xffffffffu, c.v, d);
-        const int i = __shfl_down_sync(0xffffffffu, c.i, d);
-        if (v > c.v || (v == c.v && i < c.i)) c = {v, i};
-    }
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = c;
-    __syncthreads();
-    Candidate best{-INFINITY, INT_MAX};
-    for (int w = 0; w < int(blockDim.x + 31) / 32; ++w) {
-        const Candidate o = shared[w];
-        if (o.v > best.v || (o.v == best.v && o.i < best.i)) best = o;
-    }
-    return best;
+    return b.v > a.v || (b.v == a.v && b.i < a.i) ? b : a;
 }
 
-// One block per map: greedy non-maximum suppression for k peaks, each with its sidelobe measures
-// and its patch (host/peaks.h's rules; a flat map gives one unrefined peak at flat_at). The
-// first search also finds whether the map is flat.
-static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
+// The threads that search one map (find_peaks): a whole block, for large maps, or one warp, for
+// small ones, many maps to a block with no barriers. rank() and size() give a thread's place in
+// the team; reduce, sum and argmax give every thread of the team the team's result.
+struct BlockTeam {
+    double* scratch;     // kScratchDoubles
+    Candidate* shared;   // 32
+    __device__ int rank() const { return threadIdx.x; }
+    __device__ int size() const { return blockDim.x; }
+    __device__ detail::Stats reduce(detail::Stats s) const { return detail::block_reduce(s, scratch); }
+    __device__ double sum(double v) const { return block_sum(v, scratch); }
+    __device__ Candidate argmax(Candidate c) const
+    {
+        for (int d = 16; d > 0; d >>= 1)
+            c = better(c, {__shfl_down_sync(0xffffffffu, c.v, d), __shfl_down_sync(0xffffffffu, c.i, d)});
+        __syncthreads();
+        if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = c;
+        __syncthreads();
+        Candidate best{-INFINITY, INT_MAX};
+        for (int w = 0; w < int(blockDim.x + 31) / 32; ++w) best = better(best, shared[w]);
+        return best;
+    }
+};
+
+struct WarpTeam {
+    __device__ int rank() const { return threadIdx.x & 31; }
+    __device__ int size() const { return 32; }
+    __device__ detail::Stats reduce(detail::Stats s) const
+    {
+        for (int d = 16; d > 0; d >>= 1) {
+            s.sum += __shfl_xor_sync(0xffffffffu, s.sum, d);
+            s.lo = fminf(s.lo, __shfl_xor_sync(0xffffffffu, s.lo, d));
+            s.hi = fmaxf(s.hi, __shfl_xor_sync(0xffffffffu, s.hi, d));
+            s.integral &= __shfl_xor_sync(0xffffffffu, s.integral, d);
+            s.finite &= __shfl_xor_sync(0xffffffffu, s.finite, d);
+            s.count += __shfl_xor_sync(0xffffffffu, s.count, d);
+        }
+        return s;
+    }
+    __device__ double sum(double v) const
+    {
+        for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
+        return v;
+    }
+    __device__ Candidate argmax(Candidate c) const
+    {
+        for (int d = 16; d > 0; d >>= 1)
+            c = better(c, {__shfl_xor_sync(0xffffffffu, c.v, d), __shfl_xor_sync(0xffffffffu, c.i, d)});
+        return c;
+    }
+};
+
+// Loads a thread keeps in flight in find_peaks's passes: a warp's thread reads a hundred values
+// of its map per pass, and a loop that uses each value before the next load issues waits on
+// every load's latency.
+constexpr int kLoadsInFlight = 8;
+
+// f(i, values[i]) for this thread's i = rank + k size < n, in ascending order, kLoadsInFlight
+// loads issued before the first value is used.
+template <class F>
+__device__ inline void for_each_value(const float* values, int n, int rank, int size, F f)
 {
-    __shared__ double scratch[kScratchDoubles];
-    __shared__ Candidate shared[32];
-    __shared__ int found_r[64], found_c[64];
-    const int m = blockIdx.x, outs = q.O1 * q.O2, tid = threadIdx.x;
+    for (int base = rank; base < n; base += kLoadsInFlight * size) {
+        float v[kLoadsInFlight];
+#pragma unroll
+        for (int u = 0; u < kLoadsInFlight; ++u) {
+            const int i = base + u * size;
+            v[u] = i < n ? values[i] : 0.f;
+        }
+#pragma unroll
+        for (int u = 0; u < kLoadsInFlight; ++u) {
+            const int i = base + u * size;
+            if (i < n) f(i, v[u]);
+        }
+    }
+}
+
+// Peaks per map the kernels find at most (flcc.h: batch.peaks).
+constexpr int kMostPeaks = 64;
+
+// Map m's peaks by `team`: greedy non-maximum suppression for k peaks, each with its sidelobe
+// measures and its patch (host/peaks.h's rules; a flat map gives one unrefined peak at
+// flat_at). The first search also finds whether the map is flat. Every thread keeps the peaks
+// found so far, known to the whole team, so that no search waits for another thread's write.
+template <class Team>
+__device__ inline void search_map(const PeakParams& q, int m, const Team& team)
+{
+    int found_r[kMostPeaks], found_c[kMostPeaks];
+    const int outs = q.O1 * q.O2, tid = team.rank(), size = team.size();
     const float inv_o2 = 1.f / float(q.O2);
     const float* map = q.maps + m * q.stride;
     const float* index = q.index_plane ? map + outs : nullptr;
     EnginePeak* out = q.peaks + int64_t(m) * q.k;
     const int side = 2 * q.radius + 1;
     float* patches = q.patches + int64_t(m) * q.k * side * side;
-    for (int j = tid; j < q.k; j += blockDim.x)
-        out[j] = EnginePeak{NAN, {-1, -1, -1}, NAN, NAN, 0, -1, {0, 0, 0}, {0, 0, 0}};
+    for (int j = tid; j < q.k; j += size) out[j] = EnginePeak{NAN, {-1, -1, -1}, NAN, NAN, 0, -1, {0, 0, 0}, {0, 0, 0}};
 
     for (int j = 0; j < q.k; ++j) {
         Candidate c{-INFINITY, INT_MAX};
         detail::Stats range{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
-        for (int i = tid; i < outs; i += blockDim.x) {
-            const float v = map[i];
-            if (!isfinite(v)) continue;
+        for_each_value(map, outs, tid, size, [&](int i, float v) {
+            if (!isfinite(v)) return;
             if (j == 0) {
                 range.lo = fminf(range.lo, v);
                 range.hi = fmaxf(range.hi, v);
                 ++range.count;
             }
-            if (!(v > c.v)) continue;   // ascending i: ties keep the first
+            if (!(v > c.v)) return;   // ascending i: ties keep the first
             bool near = false;
             if (j > 0) {
                 const int r = quotient(i, q.O2, inv_o2), col = i - r * q.O2;
@@ -744,9 +807,9 @@ static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
                     near |= abs(r - found_r[e]) <= q.exclusion && abs(col - found_c[e]) <= q.exclusion;
             }
             if (!near) c = {v, i};
-        }
+        });
         if (j == 0) {
-            range = detail::block_reduce(range, scratch);
+            range = team.reduce(range);
             if (!(range.count > 0 && range.lo < range.hi)) {   // flat: every finite value equal, or none
                 if (tid == 0) {
                     EnginePeak& p = out[0];
@@ -760,31 +823,29 @@ static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
                 return;
             }
         }
-        c = block_argmax(c, shared);
+        c = team.argmax(c);
         if (c.i == INT_MAX) return;   // fewer candidates than peaks
         const int pr = quotient(c.i, q.O2, inv_o2), pc = c.i - pr * q.O2;
-        if (tid == 0) found_r[j] = pr, found_c[j] = pc;
+        found_r[j] = pr, found_c[j] = pc;
         // The sidelobe: the finite values farther than `exclusion` from this peak.
         detail::Stats lobe{0.0, FLT_MAX, -FLT_MAX, 1, 1, 0};
         double sum2 = 0;
-        for (int i = tid; i < outs; i += blockDim.x) {
-            const float v = map[i];
-            if (!isfinite(v)) continue;
+        for_each_value(map, outs, tid, size, [&](int i, float v) {
+            if (!isfinite(v)) return;
             const int r = quotient(i, q.O2, inv_o2), col = i - r * q.O2;
-            if (abs(r - pr) <= q.exclusion && abs(col - pc) <= q.exclusion) continue;
+            if (abs(r - pr) <= q.exclusion && abs(col - pc) <= q.exclusion) return;
             lobe.sum += v;
             sum2 = fma(double(v), double(v), sum2);
             lobe.hi = fmaxf(lobe.hi, v);
             ++lobe.count;
-        }
-        lobe = detail::block_reduce(lobe, scratch);
-        sum2 = block_sum(sum2, scratch);
+        });
+        lobe = team.reduce(lobe);
+        sum2 = team.sum(sum2);
         const int lo0 = max(pr - q.radius, 0), hi0 = min(pr + q.radius, q.O1 - 1);
         const int lo1 = max(pc - q.radius, 0), hi1 = min(pc + q.radius, q.O2 - 1);
         const int e0 = hi0 - lo0 + 1, e1 = hi1 - lo1 + 1;
         float* patch = patches + int64_t(j) * side * side;
-        for (int i = tid; i < e0 * e1; i += blockDim.x)
-            patch[i] = map[int64_t(lo0 + i / e1) * q.O2 + lo1 + i % e1];
+        for (int i = tid; i < e0 * e1; i += size) patch[i] = map[int64_t(lo0 + i / e1) * q.O2 + lo1 + i % e1];
         if (tid == 0) {
             EnginePeak& p = out[j];
             p.value = c.v;
@@ -802,8 +863,28 @@ static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
             p.patch_lo[0] = 0, p.patch_lo[1] = lo0, p.patch_lo[2] = lo1;
             p.patch_extent[0] = 1, p.patch_extent[1] = e0, p.patch_extent[2] = e1;
         }
-        __syncthreads();   // found_r/found_c of this peak for the next search
     }
+}
+
+// Maps of up to kWarpMapValues values are searched by a warp each, kPeakWarps maps per block;
+// larger ones by a block each. A block's search of a small map spends its time in its barriers
+// and reductions, and a multiprocessor holds only a few such blocks.
+constexpr int kWarpMapValues = 64 * 64;
+constexpr int kPeakWarps = 8;
+
+// One block per map.
+static __global__ void __launch_bounds__(kPeakThreads) find_peaks(PeakParams q)
+{
+    __shared__ double scratch[kScratchDoubles];
+    __shared__ Candidate shared[32];
+    search_map(q, blockIdx.x, BlockTeam{scratch, shared});
+}
+
+// One warp per map, of `maps`.
+static __global__ void __launch_bounds__(kPeakWarps * 32) find_peaks_by_warps(PeakParams q, int maps)
+{
+    const int m = blockIdx.x * kPeakWarps + (threadIdx.x >> 5);
+    if (m < maps) search_map(q, m, WarpTeam{});
 }
 
 }  // namespace flcc::device::batch
