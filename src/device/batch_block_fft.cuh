@@ -54,18 +54,27 @@ inline int64_t block_fft_shared_bytes(int64_t sum_doubles)
     return (sum_doubles + kBlockFftSide + kBlockFftSide * kBlockFftHalf) * 8;
 }
 
+// body(j, j < n) for j = 0, 1, ... by the block's groups of eight lanes, one j per group and
+// trip. Whole warps run every trip (fft64::transform synchronises its warp), an idle group with
+// j >= n; a warp stops once all its groups are past n.
+template <class Body>
+__device__ inline void over_groups(int n, Body body)
+{
+    const int group = threadIdx.x >> 3, groups = blockDim.x >> 3;
+    for (int t0 = 0; t0 < n; t0 += groups) {
+        if (t0 + (threadIdx.x & ~31) / 8 >= n) break;
+        body(t0 + group, t0 + group < n);
+    }
+}
+
 // Step 1 for a 64 x 64 box x (global memory) whose rows from h on are zero: its row pairs'
 // half spectra into S (64 x 33), by the block's groups of eight lanes; the caller's barrier
 // follows. Twiddles `tw` (fft64::make_twiddles).
 __device__ inline void transform_row_pairs(const float* x, int h, float2* S, const float2* tw)
 {
     constexpr int N = kBlockFftSide, H = kBlockFftHalf;
-    const int lane = threadIdx.x & 7, group = threadIdx.x >> 3, groups = blockDim.x >> 3;
-    const int row_pairs = (h + 1) / 2;
-    for (int t0 = 0; t0 < row_pairs; t0 += groups) {   // whole warps run every trip
-        const int j = t0 + group;
-        if (t0 + (threadIdx.x & ~31) / 8 >= row_pairs) break;   // the warp's groups are all idle
-        const bool active = j < row_pairs;
+    const int lane = threadIdx.x & 7;
+    over_groups((h + 1) / 2, [&](int j, bool active) {
         float2* z = active ? S + 2 * j * H : nullptr;   // the two rows' 66 slots
         fft64::transform<-1>(
             z, 1, lane, tw,
@@ -96,7 +105,7 @@ __device__ inline void transform_row_pairs(const float* x, int h, float2* S, con
             }
         }
         __syncwarp();
-    }
+    });
 }
 
 __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftParams d)
@@ -108,7 +117,7 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
     float2* tw = reinterpret_cast<float2*>(shared + d.sum_doubles);
     float2* S = tw + N;
     const float* circ = reinterpret_cast<const float*>(S);   // step 3's real rows, stride 2 H
-    const int lane = threadIdx.x & 7, group = threadIdx.x >> 3, groups = blockDim.x >> 3;
+    const int lane = threadIdx.x & 7;
     fft64::make_twiddles(tw);
     // The output rows' circular indices: a run of O1 rows from the first output's.
     const int first_row = q.correlate ? (N - q.P1) % N : (q.T1 - 1 - q.P1 + N) % N;
@@ -122,10 +131,7 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
         transform_row_pairs(x, q.h, S, tw);
         __syncthreads();
         // 2. Columns: forward, the product, inverse (rows at and beyond h hold no image).
-        for (int t0 = 0; t0 < H; t0 += groups) {
-            const int c = t0 + group;
-            if (t0 + (threadIdx.x & ~31) / 8 >= H) break;
-            const bool active = c < H;
+        over_groups(H, [&](int c, bool active) {
             float2* z = active ? S + c : nullptr;
             fft64::transform<-1>(
                 z, H, lane, tw,
@@ -142,14 +148,12 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
                 [&](int k, float2 v) {
                     if (active) z[k * H] = v;
                 });
-        }
+        });
         __syncthreads();
         // 3. Output row pairs, those holding a row of the region.
-        for (int t0 = 0; t0 < N / 2; t0 += groups) {
-            const int j = t0 + group;
-            if (t0 + (threadIdx.x & ~31) / 8 >= N / 2) break;
-            const bool active = j < N / 2 && (((2 * j - first_row + N) % N) < q.O1 ||
-                                              ((2 * j + 1 - first_row + N) % N) < q.O1);
+        over_groups(N / 2, [&](int j, bool pair) {
+            const bool active = pair && (((2 * j - first_row + N) % N) < q.O1 ||
+                                         ((2 * j + 1 - first_row + N) % N) < q.O1);
             float2* z = active ? S + 2 * j * H : nullptr;
             float* rows = reinterpret_cast<float*>(z);
             fft64::transform<1>(
@@ -166,7 +170,7 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
                     rows[n] = v.x;
                     rows[2 * H + n] = v.y;
                 });
-        }
+        });
         __syncthreads();
         // 4. The map.
         const auto num = [&](int r, int oc) {
@@ -195,30 +199,29 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
 // above into `spectra` (cuFFT's layout, 64 rows of 33 bins, unnormalised): the box's half
 // spectrum stays in shared memory between the rows and the columns, and the columns' rows from
 // h on, zero, are not read. PIV's templates are new every frame.
-__global__ void __launch_bounds__(kBlockFftThreads) block_fft_templates(SideParams p, TemplForm f, float2* spectra)
+// Four blocks per multiprocessor (at most 56 registers): resident blocks hide the preparation's
+// reductions and barriers.
+__global__ void __launch_bounds__(kBlockFftThreads, 4) block_fft_templates(SideParams p, TemplForm f, float2* spectra)
 {
     constexpr int N = kBlockFftSide, H = kBlockFftHalf;
     __shared__ double scratch[kScratchDoubles];
     __shared__ float2 tw[N];
     __shared__ float2 S[N * H];
-    const int item = blockIdx.x, lane = threadIdx.x & 7, group = threadIdx.x >> 3, groups = blockDim.x >> 3;
+    const int item = blockIdx.x, lane = threadIdx.x & 7;
     fft64::make_twiddles(tw);
     prepare_template_item(p, f, item, scratch);
     __syncthreads();   // the box, written by the block's threads, and the twiddles
     transform_row_pairs(p.box + int64_t(item) * N * N, p.h, S, tw);
     __syncthreads();
     float2* out = spectra + int64_t(item) * N * H;
-    for (int t0 = 0; t0 < H; t0 += groups) {
-        const int c = t0 + group;
-        if (t0 + (threadIdx.x & ~31) / 8 >= H) break;
-        const bool active = c < H;
+    over_groups(H, [&](int c, bool active) {
         float2* z = active ? S + c : nullptr;
         fft64::transform<-1>(
             z, H, lane, tw, [&](int k) { return active && k < p.h ? z[k * H] : make_float2(0.f, 0.f); },
             [&](int k, float2 v) {
                 if (active) out[k * H + c] = v;
             });
-    }
+    });
 }
 
 }  // namespace flcc::device::batch
