@@ -68,8 +68,8 @@ __device__ inline void over_groups(int n, Body body)
 }
 
 // Step 1 for a 64 x 64 box x (global memory) whose rows from h on are zero: its row pairs'
-// half spectra into S (64 x 33), by the block's groups of eight lanes; the caller's barrier
-// follows. Twiddles `tw` (fft64::make_twiddles).
+// half spectra into S (64 x 33; rows from 2 ceil(h / 2) on are not written), by the block's
+// groups of eight lanes; the caller's barrier follows. Twiddles `tw` (fft64::make_twiddles).
 __device__ inline void transform_row_pairs(const float* x, int h, float2* S, const float2* tw)
 {
     constexpr int N = kBlockFftSide, H = kBlockFftHalf;
@@ -195,12 +195,12 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
 }
 
 // The templates' half spectra for this form, one block per template: the template prepared as
-// prepare_templates prepares it (compact values, taps, box), then its box's R2C by the steps
-// above into `spectra` (cuFFT's layout, 64 rows of 33 bins, unnormalised): the box's half
-// spectrum stays in shared memory between the rows and the columns, and the columns' rows from
-// h on, zero, are not read. PIV's templates are new every frame.
-// Four blocks per multiprocessor (at most 56 registers): resident blocks hide the preparation's
-// reductions and barriers.
+// prepare_templates prepares it (compact values, taps, box; its block sums add in another
+// order), then its box's R2C by the steps above into `spectra` (cuFFT's layout, 64 rows of 33
+// bins, unnormalised): the box's half spectrum stays in shared memory between the rows and the
+// columns, and the columns' rows from h on, zero, are not read. PIV's templates are new every
+// frame. Four blocks per multiprocessor (at most 56 registers): resident blocks hide the
+// preparation's reductions and barriers.
 __global__ void __launch_bounds__(kBlockFftThreads, 4) block_fft_templates(SideParams p, TemplForm f, float2* spectra)
 {
     constexpr int N = kBlockFftSide, H = kBlockFftHalf;

@@ -6,9 +6,9 @@
 //   the maps, LCC's normalisation, the best over templates and the peaks are kernels after it.
 // - Direct ("device.batch.direct"): the same preparation, then one block per pair sums the
 //   products in shared memory and finalises its map (batch_direct.cuh); for small pairs.
-// - Block transforms ("device.batch.blockfft"): the same preparation and template spectra as the
-//   Fourier engine in a 64 x 64 box, then one block per pair transforms, multiplies, transforms
-//   back and finalises in shared memory (batch_block_fft.cuh).
+// - Block transforms ("device.batch.blockfft"): the same preparation in a 64 x 64 box, the
+//   templates' spectra by block_fft_templates (no cuFFT plans), then one block per pair
+//   transforms, multiplies, transforms back and finalises in shared memory (batch_block_fft.cuh).
 // One launch runs up to `group` frames at once (small problems fill the GPU only together, and
 // each kernel boundary costs the same for one frame as for many), as one CUDA graph per input
 // buffer and frame count, replayed. Launches alternate two input buffers, so the upload of the
@@ -63,11 +63,12 @@ private:
         int64_t frame_bytes = 0;
         DeviceBuffer origins, compact, box, spectra;
         DeviceBuffer input[2];
-        CufftPlan r2c;     // one template set (templates without templ_per_frame)
+        CufftPlan r2c;     // one template set (templates without templ_per_frame; not blockfft)
     };
 
     // What a launch of `count` frames needs of its own: transforms batched for count frames and
-    // the graphs captured with them. A launch runs group_ frames, the last of an exec fewer.
+    // the graphs captured with them (the Fourier form's plans; blockfft makes none). A launch
+    // runs group_ frames, the last of an exec fewer.
     struct Shape {
         int count = 0;
         CufftPlan images, templs, c2r;
@@ -441,7 +442,8 @@ flcc_result Engine::enqueue_peaks(cudaStream_t s, int frames)
                             {int(s_.flat_at[1]), int(s_.flat_at[2])}, peaks_.as<EnginePeak>(),
                             patches_.as<float>()};
         const int maps = frames * maps_per_frame_;
-        if (outs_ <= batch::kWarpMapValues)
+        const int sms = device_properties(s_.device).multiprocessors;
+        if (outs_ <= batch::kWarpMapValues && maps >= batch::kPeakWarps * sms)
             batch::find_peaks_by_warps<<<unsigned((maps + batch::kPeakWarps - 1) / batch::kPeakWarps),
                                          batch::kPeakWarps * 32, 0, s>>>(k, maps);
         else

@@ -696,41 +696,10 @@ __device__ inline Candidate better(Candidate a, Candidate b)
 // The threads that search one map (find_peaks): a whole block, for large maps, or one warp, for
 // small ones, many maps to a block with no barriers. rank() and size() give a thread's place in
 // the team; reduce, sum and argmax give every thread of the team the team's result.
-struct BlockTeam {
-    double* scratch;     // kScratchDoubles
-    Candidate* shared;   // 32
-    __device__ int rank() const { return threadIdx.x; }
-    __device__ int size() const { return blockDim.x; }
-    __device__ detail::Stats reduce(detail::Stats s) const { return detail::block_reduce(s, scratch); }
-    __device__ double sum(double v) const { return block_sum(v, scratch); }
-    __device__ Candidate argmax(Candidate c) const
-    {
-        for (int d = 16; d > 0; d >>= 1)
-            c = better(c, {__shfl_down_sync(0xffffffffu, c.v, d), __shfl_down_sync(0xffffffffu, c.i, d)});
-        __syncthreads();
-        if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = c;
-        __syncthreads();
-        Candidate best{-INFINITY, INT_MAX};
-        for (int w = 0; w < int(blockDim.x + 31) / 32; ++w) best = better(best, shared[w]);
-        return best;
-    }
-};
-
 struct WarpTeam {
     __device__ int rank() const { return threadIdx.x & 31; }
     __device__ int size() const { return 32; }
-    __device__ detail::Stats reduce(detail::Stats s) const
-    {
-        for (int d = 16; d > 0; d >>= 1) {
-            s.sum += __shfl_xor_sync(0xffffffffu, s.sum, d);
-            s.lo = fminf(s.lo, __shfl_xor_sync(0xffffffffu, s.lo, d));
-            s.hi = fmaxf(s.hi, __shfl_xor_sync(0xffffffffu, s.hi, d));
-            s.integral &= __shfl_xor_sync(0xffffffffu, s.integral, d);
-            s.finite &= __shfl_xor_sync(0xffffffffu, s.finite, d);
-            s.count += __shfl_xor_sync(0xffffffffu, s.count, d);
-        }
-        return s;
-    }
+    __device__ detail::Stats reduce(detail::Stats s) const { return detail::warp_reduce(s); }
     __device__ double sum(double v) const
     {
         for (int d = 16; d > 0; d >>= 1) v += __shfl_xor_sync(0xffffffffu, v, d);
@@ -741,6 +710,25 @@ struct WarpTeam {
         for (int d = 16; d > 0; d >>= 1)
             c = better(c, {__shfl_xor_sync(0xffffffffu, c.v, d), __shfl_xor_sync(0xffffffffu, c.i, d)});
         return c;
+    }
+};
+
+struct BlockTeam {
+    double* scratch;     // kScratchDoubles
+    Candidate* shared;   // 32
+    __device__ int rank() const { return threadIdx.x; }
+    __device__ int size() const { return blockDim.x; }
+    __device__ detail::Stats reduce(detail::Stats s) const { return detail::block_reduce(s, scratch); }
+    __device__ double sum(double v) const { return block_sum(v, scratch); }
+    __device__ Candidate argmax(Candidate c) const
+    {
+        c = WarpTeam{}.argmax(c);
+        __syncthreads();
+        if ((threadIdx.x & 31) == 0) shared[threadIdx.x >> 5] = c;
+        __syncthreads();
+        Candidate best{-INFINITY, INT_MAX};
+        for (int w = 0; w < int(blockDim.x + 31) / 32; ++w) best = better(best, shared[w]);
+        return best;
     }
 };
 
@@ -787,7 +775,9 @@ __device__ inline void search_map(const PeakParams& q, int m, const Team& team)
     EnginePeak* out = q.peaks + int64_t(m) * q.k;
     const int side = 2 * q.radius + 1;
     float* patches = q.patches + int64_t(m) * q.k * side * side;
-    for (int j = tid; j < q.k; j += size) out[j] = EnginePeak{NAN, {-1, -1, -1}, NAN, NAN, 0, -1, {0, 0, 0}, {0, 0, 0}};
+    // Thread 0 writes every peak, so that the team's writes to `out` need no ordering.
+    if (tid == 0)
+        for (int j = 0; j < q.k; ++j) out[j] = EnginePeak{NAN, {-1, -1, -1}, NAN, NAN, 0, -1, {0, 0, 0}, {0, 0, 0}};
 
     for (int j = 0; j < q.k; ++j) {
         Candidate c{-INFINITY, INT_MAX};
@@ -866,9 +856,10 @@ __device__ inline void search_map(const PeakParams& q, int m, const Team& team)
     }
 }
 
-// Maps of up to kWarpMapValues values are searched by a warp each, kPeakWarps maps per block;
-// larger ones by a block each. A block's search of a small map spends its time in its barriers
-// and reductions, and a multiprocessor holds only a few such blocks.
+// Maps of up to kWarpMapValues values, at least kPeakWarps per multiprocessor, are searched by a
+// warp each, kPeakWarps maps per block; others by a block each. A block's search of a small map
+// spends its time in its barriers and reductions, and a multiprocessor holds only a few such
+// blocks; a warp's search takes longer than a block's, which only many maps at once hide.
 constexpr int kWarpMapValues = 64 * 64;
 constexpr int kPeakWarps = 8;
 

@@ -19,7 +19,8 @@ struct Stats {
     int integral, finite, count;
 };
 
-// Lane 0 gets the warp's statistics (the integer fields: every lane). Whole warps only.
+// Every lane gets the warp's statistics (a butterfly: lane 0's sums add in the same order as a
+// reduction down to lane 0; other lanes' may round differently). Whole warps only.
 __device__ inline Stats warp_reduce(Stats s)
 {
 #if __CUDA_ARCH__ >= 800
@@ -29,13 +30,13 @@ __device__ inline Stats warp_reduce(Stats s)
     s.count = int(__reduce_add_sync(0xffffffffu, unsigned(s.count)));
 #endif
     for (int d = 16; d > 0; d >>= 1) {
-        s.sum += __shfl_down_sync(0xffffffffu, s.sum, d);
-        s.lo = fminf(s.lo, __shfl_down_sync(0xffffffffu, s.lo, d));
-        s.hi = fmaxf(s.hi, __shfl_down_sync(0xffffffffu, s.hi, d));
+        s.sum += __shfl_xor_sync(0xffffffffu, s.sum, d);
+        s.lo = fminf(s.lo, __shfl_xor_sync(0xffffffffu, s.lo, d));
+        s.hi = fmaxf(s.hi, __shfl_xor_sync(0xffffffffu, s.hi, d));
 #if __CUDA_ARCH__ < 800
-        s.integral &= __shfl_down_sync(0xffffffffu, s.integral, d);
-        s.finite &= __shfl_down_sync(0xffffffffu, s.finite, d);
-        s.count += __shfl_down_sync(0xffffffffu, s.count, d);
+        s.integral &= __shfl_xor_sync(0xffffffffu, s.integral, d);
+        s.finite &= __shfl_xor_sync(0xffffffffu, s.finite, d);
+        s.count += __shfl_xor_sync(0xffffffffu, s.count, d);
 #endif
     }
     return s;
