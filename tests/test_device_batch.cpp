@@ -1,7 +1,8 @@
 // Batch plans on the GPU (flcc.h, "Batched correlation and peaks"; the engines
-// device.batch.fourier and device.batch.direct, each forced by name): maps against the float64
-// reference in every operation, region and pairing, subregions of every element type with
-// preprocessing, peaks and their refinements against the host runner's, best over templates,
+// device.batch.fourier, device.batch.direct and device.batch.blockfft, each forced by name): maps
+// against the float64 reference in every operation, region and pairing, subregions of every
+// element type with preprocessing, peaks and their refinements against the host runner's (maps
+// searched by blocks and by warps), best over templates,
 // flat maps, non-finite input, template reuse, several frames per call and device pointers, and
 // the choice among the host runner and the engines (DEVICE, ANY). Without a usable GPU every
 // case but the first and the ANY case says so and is skipped (the ANY case then checks that the
