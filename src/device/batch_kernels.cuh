@@ -695,7 +695,8 @@ __device__ inline Candidate better(Candidate a, Candidate b)
 
 // The threads that search one map (find_peaks): a whole block, for large maps, or one warp, for
 // small ones, many maps to a block with no barriers. rank() and size() give a thread's place in
-// the team; reduce, sum and argmax give every thread of the team the team's result.
+// the team; reduce, sum and argmax give every thread of the team the team's result (a warp's
+// sums round per lane: the search writes thread 0's).
 struct WarpTeam {
     __device__ int rank() const { return threadIdx.x & 31; }
     __device__ int size() const { return 32; }
