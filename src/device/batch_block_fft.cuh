@@ -177,12 +177,12 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
             const int64_t k = circular_index(q, r, oc);
             return circ[(k / N) * 2 * H + (k % N)];
         };
-        if (q.lcc) {
+        if (q.lcc) {   // x and the numerators lie in shared memory: one load at a time
             const auto x_at = [&](int j, int c) { return x[j * N + c]; };
             if (d.table)
                 finalise_pair_table(q, p, x_at, num, q.bounds[image], sums);
             else
-                finalise_pair_banded(q, p, x_at, num, q.bounds[image], sums, 0, q.O1);
+                finalise_pair_banded<1>(q, p, x_at, num, q.bounds[image], sums, 0, q.O1);
         } else {
             float* map = q.maps + p * outs;
             for (int e = threadIdx.x; e < outs; e += blockDim.x) {

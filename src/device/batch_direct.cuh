@@ -137,8 +137,8 @@ __global__ void __launch_bounds__(kDirectMaxThreads, 3) direct_pairs(DirectParam
         }
         __syncthreads();
         // 3. The map.
-        if (q.lcc) {
-            finalise_pair_banded(
+        if (q.lcc) {   // x and the numerators lie in shared memory: one load at a time
+            finalise_pair_banded<1>(
                 q, p, [&](int j, int c) { return x[(j + q.P1) * d.cols + c + q.P2]; },
                 [&](int r, int oc) { return num[r * q.O2 + oc]; }, 0.0, band, 0, q.O1);
         } else {

@@ -407,8 +407,11 @@ flcc_result Engine::enqueue_launch(cudaStream_t s, int slot, bool templates, con
     FLCC_CUFFT_TRY(cufftSetStream(shape.c2r.h, s));
     FLCC_CUFFT_TRY(cufftExecC2R(shape.c2r.h, product_.as<cufftComplex>(), circ_.as<cufftReal>()));
     if (lcc && banded_) {
-        batch::finalise_banded<<<unsigned(std::min(pairs, 1 << 20)), batch::kBandedThreads, banded_shared(), s>>>(
-            q, images_.box.as<float>());
+        // Rows split over blocks where the pairs alone leave multiprocessors idle.
+        const int held = batch::kBandedBlocks * device_properties(s_.device).multiprocessors;
+        const int parts = std::clamp((held + pairs - 1) / pairs, 1, (O1 + 2 * batch::kBand - 1) / (2 * batch::kBand));
+        batch::finalise_banded<<<dim3(unsigned(std::min(pairs, 1 << 20)), unsigned(parts)), batch::kBandedThreads,
+                                 banded_shared(), s>>>(q, images_.box.as<float>());
         FLCC_CUDA_TRY(cudaGetLastError());
     } else {
         if (lcc) {

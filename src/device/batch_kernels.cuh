@@ -471,13 +471,48 @@ __device__ inline void warp_prefix_sums(double* a, double* b, int n, int stride)
     }
 }
 
+// Loads a thread keeps in flight where it reads many values from global memory, each used once
+// (a map's values in the peak search, the numerators in the finalisations): a loop that uses
+// each value before the next load issues waits on every load's latency. Readers of shared
+// memory take one at a time: its latency is short, and the registers of more would cost the
+// per-block kernels occupancy.
+constexpr int kLoadsInFlight = 8;
+
+// f(i, load(i)) for this thread's i = rank + k size < n, in ascending order, Loads loads issued
+// before the first value is used.
+template <int Loads, class Load, class F>
+__device__ inline void for_each_loaded(int n, int rank, int size, Load load, F f)
+{
+    for (int base = rank; base < n; base += Loads * size) {
+        float v[Loads];
+#pragma unroll
+        for (int u = 0; u < Loads; ++u) {
+            const int i = base + u * size;
+            v[u] = i < n ? load(i) : 0.f;
+        }
+#pragma unroll
+        for (int u = 0; u < Loads; ++u) {
+            const int i = base + u * size;
+            if (i < n) f(i, v[u]);
+        }
+    }
+}
+
+// f(i, values[i]) as for_each_loaded.
+template <class F>
+__device__ inline void for_each_value(const float* values, int n, int rank, int size, F f)
+{
+    for_each_loaded<kLoadsInFlight>(n, rank, size, [&](int i) { return values[i]; }, f);
+}
+
 // The coefficients of pair p's outputs from row r0 on, `count` of them in row-major order:
 // sums(r, oc, s1, s2) gives output (r, oc)'s window sums of x and x^2, num(r, oc) its numerator.
 // A coefficient whose |numerator| lies within `bound` x 1e6 of its error is recomputed (0: only
 // what coefficient() asks). Each thread notes its outputs to recompute (a FULL region's corner
 // windows, in nearly every map) in a bit mask and recomputes them after its loop, 64 outputs
-// per thread at a time, so that the call and its registers stay out of the loop.
-template <class Sums, class Num>
+// per thread at a time, so that the call and its registers stay out of the loop. The numerators
+// are read Loads at a time (for_each_loaded).
+template <int Loads, class Sums, class Num>
 __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, int count, Sums sums, Num num,
                                           double bound)
 {
@@ -486,32 +521,51 @@ __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, i
     float* map = q.maps + p * int64_t(q.O1) * q.O2;
     const int image = q.pairing.image_of(p);
     const TileMode tm = q.modes[image];
-    const auto coefficient_at = [&](int t, int& r, int& oc, bool& redo) {
+    const auto place = [&](int t, int& r, int& oc) {
         const int k = quotient(t, q.O2, inv_o2);
         oc = t - k * q.O2;
         r = r0 + k;
-        double s1, s2;
-        sums(r, oc, s1, s2);
-        const float n = num(r, oc);
-        const float v = coefficient(n, s1, s2, tm, q.n, inv_n, redo);
-        redo |= fft_suspect(n, v, s1, s2, tm, q.n, inv_n, bound);
-        return v;
     };
     const int templ = q.pairing.templ_of(p), chunk = 64 * int(blockDim.x);
     for (int first = 0; first < count; first += chunk) {
+        const int n = min(count - first, chunk);
         uint64_t marks = 0;
-        for (int t = first + threadIdx.x, bit = 0; t < min(count, first + chunk); t += blockDim.x, ++bit) {
-            int r, oc;
+        int bit = 0;
+        // Output (r, oc)'s coefficient from its numerator, stored, its recomputation noted.
+        const auto store = [&](int r, int oc, float nu) {
+            double s1, s2;
+            sums(r, oc, s1, s2);
             bool redo;
-            const float v = coefficient_at(t, r, oc, redo);
+            const float v = coefficient(nu, s1, s2, tm, q.n, inv_n, redo);
+            redo |= fft_suspect(nu, v, s1, s2, tm, q.n, inv_n, bound);
             map[int64_t(r) * q.O2 + oc] = v;
-            marks |= uint64_t(redo) << bit;
+            marks |= uint64_t(redo) << bit++;
+        };
+        if constexpr (Loads == 1) {
+            for (int i = threadIdx.x; i < n; i += blockDim.x) {
+                int r, oc;
+                place(first + i, r, oc);
+                store(r, oc, num(r, oc));
+            }
+        } else {
+            for_each_loaded<Loads>(
+                n, threadIdx.x, blockDim.x,
+                [&](int i) {
+                    int r, oc;
+                    place(first + i, r, oc);
+                    return num(r, oc);
+                },
+                [&](int i, float nu) {
+                    int r, oc;
+                    place(first + i, r, oc);
+                    store(r, oc, nu);
+                });
         }
         while (marks != 0) {
-            const int t = first + threadIdx.x + (__ffsll(marks) - 1) * blockDim.x;
-            const int k = quotient(t, q.O2, inv_o2), oc = t - k * q.O2;
+            int r, oc;
+            place(first + threadIdx.x + (__ffsll(marks) - 1) * blockDim.x, r, oc);
             marks &= marks - 1;
-            map[int64_t(r0 + k) * q.O2 + oc] = recomputed_output(q, image, templ, r0 + k, oc);
+            map[int64_t(r) * q.O2 + oc] = recomputed_output(q, image, templ, r, oc);
         }
     }
 }
@@ -519,10 +573,11 @@ __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, i
 // The banded finalisation of pair p over output rows [first, last): x(j, c) is the image's box
 // value (centred and scaled) at image row j, column c; num(r, oc) the numerator of output
 // (r, oc); `bound` as in store_coefficients. `band` holds 2 x kBand x (w + 1) doubles;
-// blockDim.x >= w (a thread per column, at least).
+// blockDim.x >= w (a thread per column, at least). Loads: values of x and num loaded before
+// the first is used (for_each_loaded).
 // The vertical running sums start with a window of T1 rows at `first` and run last - first
 // steps: fourier_tile_guard_2d(T1, T2, O2, last - first) bounds their rounding.
-template <class X, class Num>
+template <int Loads, class X, class Num>
 __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Num num, double bound,
                                             double* band, int first, int last)
 {
@@ -562,16 +617,25 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
     for (int r0 = first; r0 < last; r0 += kBand) {
         const int rows = min(kBand, last - r0);
         if (part == 0) {
-#pragma unroll 4
-            for (int k = 0; k < kBand; ++k) {
-                if (k < rows) {
-                    b1[k * row + c + 1] = a1;
-                    b2[k * row + c + 1] = a2;
-                    const int come = r0 + k - q.P1 + q.T1, gone = r0 + k - q.P1;
-                    const double a = come >= 0 && come < q.h ? double(x(come, c)) : 0.0;
-                    const double b = gone >= 0 && gone < q.h ? double(x(gone, c)) : 0.0;
-                    a1 = (a1 + a) - b;
-                    a2 = fma(-b, b, fma(a, a, a2));
+            // The rows that enter and leave the windows, loaded Loads rows at a time.
+            for (int k0 = 0; k0 < rows; k0 += Loads) {
+                float come[Loads], gone[Loads];
+#pragma unroll
+                for (int u = 0; u < Loads; ++u) {
+                    const int j = r0 + k0 + u - q.P1;   // row j leaves, row j + T1 enters
+                    const bool step = k0 + u < rows;
+                    come[u] = step && j + q.T1 >= 0 && j + q.T1 < q.h ? x(j + q.T1, c) : 0.f;
+                    gone[u] = step && j >= 0 && j < q.h ? x(j, c) : 0.f;
+                }
+#pragma unroll
+                for (int u = 0; u < Loads; ++u) {
+                    if (k0 + u < rows) {
+                        b1[(k0 + u) * row + c + 1] = a1;
+                        b2[(k0 + u) * row + c + 1] = a2;
+                        const double a = come[u], b = gone[u];
+                        a1 = (a1 + a) - b;
+                        a2 = fma(-b, b, fma(a, a, a2));
+                    }
                 }
             }
         }
@@ -582,7 +646,7 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
             if (lane == 0) b1[k * row] = 0, b2[k * row] = 0;
         }
         __syncthreads();
-        store_coefficients(
+        store_coefficients<Loads>(
             q, p, r0, rows * q.O2,
             [&](int r, int oc, double& s1, double& s2) {
                 const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
@@ -624,7 +688,7 @@ __device__ inline void finalise_pair_table(const FinalParams& q, int p, X x, Num
     __syncthreads();
     for (int c = warp; c < q.w; c += warps) warp_prefix_sums(t1 + row + c + 1, t2 + row + c + 1, q.h, row);
     __syncthreads();
-    store_coefficients(
+    store_coefficients<1>(
         q, p, 0, q.O1 * q.O2,
         [&](int r, int oc, double& s1, double& s2) {
             const int r_lo = min(max(0, r - q.P1), q.h), r_hi = max(min(q.h, r - q.P1 + q.T1), r_lo);
@@ -636,19 +700,27 @@ __device__ inline void finalise_pair_table(const FinalParams& q, int p, X x, Num
         num, bound);
 }
 
-// At most 64 registers: 4 blocks per multiprocessor (latency is hidden by more warps, not by
-// more registers per thread).
-static __global__ void __launch_bounds__(kBandedThreads, 3) finalise_banded(FinalParams q, const float* box)
+// Blocks of finalise_banded a multiprocessor holds at least: at most 80 registers a thread
+// (latency is hidden by more warps, not by more registers per thread).
+constexpr int kBandedBlocks = 3;
+
+// Pair p's output rows in blockIdx.y's part of gridDim.y (whole bands each): a launch of fewer
+// pairs than the GPU holds blocks splits each pair's rows over several blocks, each with its
+// own first window.
+static __global__ void __launch_bounds__(kBandedThreads, kBandedBlocks) finalise_banded(FinalParams q, const float* box)
 {
     extern __shared__ double band[];   // [2][kBand][w + 1]: exclusive prefix sums per band row
     const int64_t boxes = int64_t(q.bh) * q.bw;
+    const int bands = (q.O1 + kBand - 1) / kBand, per_part = (bands + gridDim.y - 1) / gridDim.y;
+    const int first = blockIdx.y * per_part * kBand, last = min(q.O1, first + per_part * kBand);
+    if (first >= last) return;
     for (int p = blockIdx.x; p < q.pairing.total(); p += gridDim.x) {
         const float* circ = q.circ + p * boxes;
         const float* x = box + int64_t(q.pairing.image_of(p)) * boxes;
-        finalise_pair_banded(
+        finalise_pair_banded<kLoadsInFlight>(
             q, p, [&](int j, int c) { return x[int64_t(j) * q.bw + c]; },
-            [&](int r, int oc) { return circ[circular_index(q, r, oc)]; }, q.bounds[q.pairing.image_of(p)], band, 0,
-            q.O1);
+            [&](int r, int oc) { return circ[circular_index(q, r, oc)]; }, q.bounds[q.pairing.image_of(p)], band,
+            first, last);
     }
 }
 
@@ -732,31 +804,6 @@ struct BlockTeam {
         return best;
     }
 };
-
-// Loads a thread keeps in flight in find_peaks's passes: a warp's thread reads a hundred values
-// of its map per pass, and a loop that uses each value before the next load issues waits on
-// every load's latency.
-constexpr int kLoadsInFlight = 8;
-
-// f(i, values[i]) for this thread's i = rank + k size < n, in ascending order, kLoadsInFlight
-// loads issued before the first value is used.
-template <class F>
-__device__ inline void for_each_value(const float* values, int n, int rank, int size, F f)
-{
-    for (int base = rank; base < n; base += kLoadsInFlight * size) {
-        float v[kLoadsInFlight];
-#pragma unroll
-        for (int u = 0; u < kLoadsInFlight; ++u) {
-            const int i = base + u * size;
-            v[u] = i < n ? values[i] : 0.f;
-        }
-#pragma unroll
-        for (int u = 0; u < kLoadsInFlight; ++u) {
-            const int i = base + u * size;
-            if (i < n) f(i, v[u]);
-        }
-    }
-}
 
 // Peaks per map the kernels find at most (flcc.h: batch.peaks).
 constexpr int kMostPeaks = 64;

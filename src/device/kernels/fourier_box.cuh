@@ -260,7 +260,7 @@ static __global__ void __launch_bounds__(batch::kBandedThreads) finalise_box(bat
         }
         return;
     }
-    batch::finalise_pair_banded(
+    batch::finalise_pair_banded<batch::kLoadsInFlight>(
         q, 0, [&](int j, int c) { return box[int64_t(j) * q.bw + c]; },
         [&](int r, int oc) { return circ[batch::circular_index(q, r, oc)]; }, q.bounds[0], band, first, last);
 }
