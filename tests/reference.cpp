@@ -30,6 +30,43 @@ Dims dims_of(const Shape& sh)
     return d;
 }
 
+// The part of output (p, r, c)'s window that lies inside the image: template offsets
+// [lo[a], hi[a]) per axis (empty where lo >= hi), the window's first image index `origin`. The
+// padding beyond the image is zeros, so sums over the window are sums over this part.
+struct Inside {
+    int64_t lo[3], hi[3], origin[3];
+    int64_t count() const
+    {
+        int64_t n = 1;
+        for (int a = 0; a < 3; ++a) n *= std::max<int64_t>(0, hi[a] - lo[a]);
+        return n;
+    }
+};
+
+Inside inside_of(const Dims& d, int64_t p, int64_t r, int64_t c)
+{
+    Inside w;
+    const int64_t o[3] = {p, r, c};
+    for (int a = 0; a < 3; ++a) {
+        w.origin[a] = o[a] - d.pad[a];
+        w.lo[a] = std::max<int64_t>(0, -w.origin[a]);
+        w.hi[a] = std::min<int64_t>(d.t[a], d.s[a] - w.origin[a]);
+    }
+    return w;
+}
+
+// f(template index, image value) over the window's part inside the image, in template order.
+template <class F>
+void for_inside(const Dims& d, const Inside& w, const float* img, F&& f)
+{
+    for (int64_t a = w.lo[0]; a < w.hi[0]; ++a)
+        for (int64_t i = w.lo[1]; i < w.hi[1]; ++i) {
+            const float* row = img + ((w.origin[0] + a) * d.s[1] + w.origin[1] + i) * d.s[2] + w.origin[2];
+            const int64_t k = (a * d.t[1] + i) * d.t[2];
+            for (int64_t j = w.lo[2]; j < w.hi[2]; ++j) f(k + j, double(row[j]));
+        }
+}
+
 // Value of the zero-padded image at (p, r, c) of the padded frame relative to output origin.
 double at(const Dims& d, const float* img, int64_t p, int64_t r, int64_t c)
 {
@@ -79,13 +116,8 @@ std::vector<double> correlate(const Shape& sh, const float* img, const float* t,
     const int64_t tn = d.t[0] * d.t[1] * d.t[2];
     for_outputs(d, [&](int64_t p, int64_t r, int64_t c, int64_t o) {
         double s = 0;
-        for (int64_t a = 0; a < d.t[0]; ++a)
-            for (int64_t i = 0; i < d.t[1]; ++i)
-                for (int64_t j = 0; j < d.t[2]; ++j) {
-                    const int64_t k = (a * d.t[1] + i) * d.t[2] + j;
-                    const double tv = t[reversed ? tn - 1 - k : k];
-                    s += tv * at(d, img, p - d.pad[0] + a, r - d.pad[1] + i, c - d.pad[2] + j);
-                }
+        for_inside(d, inside_of(d, p, r, c), img,
+                   [&](int64_t k, double v) { s += double(t[reversed ? tn - 1 - k : k]) * v; });
         out[size_t(o)] = s;
     });
     return out;
@@ -109,23 +141,29 @@ std::vector<double> lcorr(const Shape& sh, const float* img, const float* t)
     const bool tconst = std::all_of(t, t + tn, [&](float v) { return v == t[0]; });
     std::vector<double> out(size_t(d.o[0] * d.o[1] * d.o[2]), 0.0);
     if (tconst) return out;
-    std::vector<double> w(static_cast<size_t>(tn));
+    // The window's values beyond the image are zeros: their terms are counted in closed form.
+    std::vector<double> tc(static_cast<size_t>(tn));
+    double tc_all = 0;
+    for (int64_t k = 0; k < tn; ++k) tc_all += tc[size_t(k)] = t[k] - tm;
     for_outputs(d, [&](int64_t p, int64_t r, int64_t c, int64_t o) {
-        int64_t k = 0;
-        for (int64_t a = 0; a < d.t[0]; ++a)
-            for (int64_t i = 0; i < d.t[1]; ++i)
-                for (int64_t j = 0; j < d.t[2]; ++j)
-                    w[size_t(k++)] = at(d, img, p - d.pad[0] + a, r - d.pad[1] + i, c - d.pad[2] + j);
-        const auto mm = std::minmax_element(w.begin(), w.end());
-        if (*mm.first == *mm.second) return;   // zero variance: exactly 0
-        double m = 0;
-        for (double v : w) m += v;
-        m /= double(tn);
-        double num = 0, wss = 0;
-        for (int64_t q = 0; q < tn; ++q) {
-            num += (w[size_t(q)] - m) * (t[q] - tm);
-            wss += (w[size_t(q)] - m) * (w[size_t(q)] - m);
-        }
+        const Inside w = inside_of(d, p, r, c);
+        const int64_t beyond = tn - w.count();
+        double lo = beyond > 0 ? 0.0 : INFINITY, hi = beyond > 0 ? 0.0 : -INFINITY, sum = 0;
+        for_inside(d, w, img, [&](int64_t, double v) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+            sum += v;
+        });
+        if (lo == hi) return;   // zero variance: exactly 0
+        const double m = sum / double(tn);
+        double num = 0, wss = 0, tc_in = 0;
+        for_inside(d, w, img, [&](int64_t k, double v) {
+            num += (v - m) * tc[size_t(k)];
+            wss += (v - m) * (v - m);
+            tc_in += tc[size_t(k)];
+        });
+        num -= m * (tc_all - tc_in);        // sum over the zeros of (0 - m)(t - tm)
+        wss += double(beyond) * m * m;    // sum over the zeros of (0 - m)^2
         out[size_t(o)] = num / std::sqrt(wss * tss);
     });
     return out;
