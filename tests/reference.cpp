@@ -67,11 +67,21 @@ void for_inside(const Dims& d, const Inside& w, const float* img, F&& f)
         }
 }
 
-// Value of the zero-padded image at (p, r, c) of the padded frame relative to output origin.
-double at(const Dims& d, const float* img, int64_t p, int64_t r, int64_t c)
+// The lowest and highest value of a window (the padding's zeros included) and its sum.
+struct Range {
+    double lo, hi, sum;
+};
+
+Range range_of(const Dims& d, const Inside& w, const float* img)
 {
-    if (p < 0 || r < 0 || c < 0 || p >= d.s[0] || r >= d.s[1] || c >= d.s[2]) return 0.0;
-    return img[(p * d.s[1] + r) * d.s[2] + c];
+    const bool padded = w.count() < d.t[0] * d.t[1] * d.t[2];
+    Range g{padded ? 0.0 : INFINITY, padded ? 0.0 : -INFINITY, 0.0};
+    for_inside(d, w, img, [&](int64_t, double v) {
+        g.lo = std::min(g.lo, v);
+        g.hi = std::max(g.hi, v);
+        g.sum += v;
+    });
+    return g;
 }
 
 template <class F>
@@ -147,23 +157,17 @@ std::vector<double> lcorr(const Shape& sh, const float* img, const float* t)
     for (int64_t k = 0; k < tn; ++k) tc_all += tc[size_t(k)] = t[k] - tm;
     for_outputs(d, [&](int64_t p, int64_t r, int64_t c, int64_t o) {
         const Inside w = inside_of(d, p, r, c);
-        const int64_t beyond = tn - w.count();
-        double lo = beyond > 0 ? 0.0 : INFINITY, hi = beyond > 0 ? 0.0 : -INFINITY, sum = 0;
-        for_inside(d, w, img, [&](int64_t, double v) {
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-            sum += v;
-        });
-        if (lo == hi) return;   // zero variance: exactly 0
-        const double m = sum / double(tn);
+        const Range g = range_of(d, w, img);
+        if (g.lo == g.hi) return;   // zero variance: exactly 0
+        const double m = g.sum / double(tn);
         double num = 0, wss = 0, tc_in = 0;
         for_inside(d, w, img, [&](int64_t k, double v) {
             num += (v - m) * tc[size_t(k)];
             wss += (v - m) * (v - m);
             tc_in += tc[size_t(k)];
         });
-        num -= m * (tc_all - tc_in);        // sum over the zeros of (0 - m)(t - tm)
-        wss += double(beyond) * m * m;    // sum over the zeros of (0 - m)^2
+        num -= m * (tc_all - tc_in);               // sum over the zeros of (0 - m)(t - tm)
+        wss += double(tn - w.count()) * m * m;   // sum over the zeros of (0 - m)^2
         out[size_t(o)] = num / std::sqrt(wss * tss);
     });
     return out;
@@ -174,13 +178,8 @@ std::vector<bool> zero_variance(const Shape& sh, const float* img)
     const Dims d = dims_of(sh);
     std::vector<bool> out(size_t(d.o[0] * d.o[1] * d.o[2]));
     for_outputs(d, [&](int64_t p, int64_t r, int64_t c, int64_t o) {
-        const double first = at(d, img, p - d.pad[0], r - d.pad[1], c - d.pad[2]);
-        bool constant = true;
-        for (int64_t a = 0; a < d.t[0] && constant; ++a)
-            for (int64_t i = 0; i < d.t[1] && constant; ++i)
-                for (int64_t j = 0; j < d.t[2] && constant; ++j)
-                    constant = at(d, img, p - d.pad[0] + a, r - d.pad[1] + i, c - d.pad[2] + j) == first;
-        out[size_t(o)] = constant;
+        const Range g = range_of(d, inside_of(d, p, r, c), img);
+        out[size_t(o)] = g.lo == g.hi;
     });
     return out;
 }

@@ -541,6 +541,8 @@ __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, i
             map[int64_t(r) * q.O2 + oc] = v;
             marks |= uint64_t(redo) << bit++;
         };
+        // One load at a time: each output is placed once, not in both the load and the store
+        // (the per-block kernels, bound by their registers, run measurably slower with both).
         if constexpr (Loads == 1) {
             for (int i = threadIdx.x; i < n; i += blockDim.x) {
                 int r, oc;
