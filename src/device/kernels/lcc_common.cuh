@@ -95,8 +95,7 @@ __device__ inline TileOf locate(const TileParams& p, int b, int otz, int oty, in
 
 // Windows whose float numerator or tile-wide guard cannot be trusted (see the host's
 // window_sums.h: kappa > 32, or energy far below the tile's) are recomputed from the original
-// image values around their own mean, in double. Rare; O(n) each. Arguments by value: a
-// reference to the kernel's parameters would copy them all to local memory.
+// image values around their own mean, in double. Rare; O(n) each.
 struct Window {
     int box[3];   // image coordinates of the window's first element (may be padding)
     int S[3];     // image extent
@@ -106,7 +105,10 @@ struct Window {
     double tap_sum;   // sum of the taps in double (0 but for rounding)
 };
 
-static __device__ __noinline__ float recomputed(const Window w, const float* image, const float* taps)
+// The recomputation, inlined where it is called: the batch finalisations (batch_kernels.cuh)
+// call it inside loops over their outputs, and a call there makes ptxas keep the loops' values
+// on the stack across it, reloaded in every trip of the loop.
+__device__ __forceinline__ float recomputed_inline(const Window& w, const float* image, const float* taps)
 {
     // Only the part of the window inside the image is visited: the padding contributes
     // analytically (its values are 0, its taps sum to tap_sum minus those visited), so windows
@@ -143,6 +145,14 @@ static __device__ __noinline__ float recomputed(const Window w, const float* ima
     off -= pad * mean;
     d -= off * off / w.n;         // the rounding of the mean
     return d > 0 ? float(num / sqrt(d)) : 0.f;
+}
+
+// The recomputation as a call, for the tile kernels, which recompute after their loops over
+// outputs. Arguments by value: a reference to the kernel's parameters would copy them all to
+// local memory.
+static __device__ __noinline__ float recomputed(const Window w, const float* image, const float* taps)
+{
+    return recomputed_inline(w, image, taps);
 }
 
 // Decisions of one tile for LCC: the centring constant, the scale, exact or guarded mode, the
