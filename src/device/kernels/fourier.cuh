@@ -290,7 +290,7 @@ __global__ void column_sums_finalise(FftGroupParams g)
         if ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small)) {
             const Window w{{tile.origin[0] + q - g.P[0], tile.origin[1] + r - g.P[1], tile.origin[2] + c - g.P[2]},
                            {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]}, g.tap_row, g.n, *g.tap_sum};
-            v = recomputed(w, g.frame->image, g.taps);
+            v = recomputed_inline(w, g.frame->image, g.taps);
         }
         out[int64_t(r) * g.O[2]] = fminf(fmaxf(v, -1.f), 1.f);
     }
@@ -428,7 +428,7 @@ __global__ void __launch_bounds__(kMarchThreads, 3)
         if ((dn > limit && n * m.m2 > 2.0 * dn) || (dn <= limit && s2 > 0 && s2 < m.small)) {
             const Window w{{tile.origin[0] + q - g.P[0], tile.origin[1] + r - g.P[1], tile.origin[2] + c - g.P[2]},
                            {g.S[0], g.S[1], g.S[2]}, {g.T[0], g.T[1], g.T[2]}, g.tap_row, g.n, *g.tap_sum};
-            v = recomputed(w, g.frame->image, g.taps);
+            v = recomputed_inline(w, g.frame->image, g.taps);
         }
         out[q * out_plane] = fminf(fmaxf(v, -1.f), 1.f);
     }

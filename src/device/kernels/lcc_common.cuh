@@ -106,8 +106,8 @@ struct Window {
 };
 
 // The recomputation, inlined where it is called: the batch finalisations (batch_kernels.cuh)
-// call it inside loops over their outputs, and a call there makes ptxas keep the loops' values
-// on the stack across it, reloaded in every trip of the loop.
+// and the 2D tiles' (fourier.cuh) call it inside loops over their outputs, and a call there
+// makes ptxas keep the loops' values on the stack across it, reloaded in every trip.
 __device__ __forceinline__ float recomputed_inline(const Window& w, const float* image, const float* taps)
 {
     // Only the part of the window inside the image is visited: the padding contributes
@@ -147,8 +147,8 @@ __device__ __forceinline__ float recomputed_inline(const Window& w, const float*
     return d > 0 ? float(num / sqrt(d)) : 0.f;
 }
 
-// The recomputation as a call, for the tile kernels, which recompute after their loops over
-// outputs. Arguments by value: a reference to the kernel's parameters would copy them all to
+// The recomputation as a call, for the kernels that recompute after their loops over outputs
+// (the direct tiles) or in a kernel of their own (the 3D tiles). Arguments by value: a reference to the kernel's parameters would copy them all to
 // local memory.
 static __device__ __noinline__ float recomputed(const Window w, const float* image, const float* taps)
 {
