@@ -6,6 +6,7 @@
 // frame-by-frame runs, and frames with an unchanged template do no template work.
 #include "helpers.h"
 #include "host/fourier_solver.h"
+#include "host/kernels/kernel_set.h"
 
 #include <catch2/catch.hpp>
 
@@ -189,6 +190,94 @@ TEST_CASE("Fourier: flat regions and few image values by the padding stay accura
                 ref::Shape{2, {25, 43, 1}, {7, 1, 1}, reg}, Data::ramp, rng);
         }
     }
+}
+
+TEST_CASE("Fourier: a numerator of exactly 0 is recomputed where its window's variance is small",
+          "[fourier][numerics]")
+{
+    // The finalisation (lcc_plane, every kernel set this CPU runs) of an 8 x 8 frame's VALID
+    // outputs with a 3 x 3 template, its numerators given in float but one of them 0: |N / r|
+    // then says nothing of the window, and the rule (LccPlaneArgs::zero_num_d) recomputes it
+    // from the frame where D / n lies below the limit, and leaves its 0 above the limit.
+    constexpr int S = 8, T = 3, O = S - T + 1, kRow = 32, kScratch = 256;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    std::vector<float> frame(S * S), x(S * kRow, 0.f), taps(T * T);
+    for (float& v : frame) v = u(rng);
+    for (int i = 0; i < S; ++i)
+        std::copy(frame.begin() + i * S, frame.begin() + (i + 1) * S, x.begin() + i * kRow);
+    double mean = 0, norm = 0, tap_sum = 0;
+    for (float& t : taps) mean += (t = u(rng)) / (T * T);
+    for (float t : taps) norm += (t - mean) * (t - mean);
+    for (float& t : taps) tap_sum += (t = float((t - mean) / std::sqrt(norm)));
+    // Output (r, c)'s numerator and D / n in double.
+    const auto window = [&](int r, int c, double& num, double& d) {
+        double s1 = 0, s2 = 0;
+        num = 0;
+        for (int i = 0; i < T; ++i)
+            for (int j = 0; j < T; ++j) {
+                const double v = frame[(r + i) * S + c + j];
+                num += v * taps[i * T + j];
+                s1 += v;
+                s2 += v * v;
+            }
+        d = s2 - s1 * s1 / (T * T);
+    };
+    std::vector<float> num(O * kRow, 0.f);
+    std::vector<double> expected(O * O);
+    for (int r = 0; r < O; ++r)
+        for (int c = 0; c < O; ++c) {
+            double n, d;
+            window(r, c, n, d);
+            num[r * kRow + c] = float(n);
+            expected[r * O + c] = n / std::sqrt(d);
+        }
+    const int zr = 2, zc = 3;
+    num[zr * kRow + zc] = 0.f;
+    double zero_num, zero_d;
+    window(zr, zc, zero_num, zero_d);
+    REQUIRE(std::fabs(expected[zr * O + zc]) > 0.05);   // a 0 there is wrong
+
+    const flcc::host::KernelSet* sets[3];
+    const int count = flcc::host::runnable_kernel_sets(sets);
+    for (int k = 0; k < count; ++k)
+        for (double limit : {0.0, 0.5 * zero_d, 2.0 * zero_d}) {
+            INFO(sets[k]->isa << ", limit " << limit << " against D / n " << zero_d);
+            std::vector<double> v1(kScratch), v2(kScratch), q1(kScratch), q2(kScratch), zeros(kScratch, 0.0);
+            std::vector<float> out(O * O, -2.f);
+            flcc::host::LccPlaneArgs a;
+            a.x = x.data();
+            a.x_row = kRow;
+            a.x_plane = S * kRow;
+            a.num = num.data();
+            a.num_row = kRow;
+            a.rows = O;
+            a.cols = O;
+            a.t1 = T;
+            a.t2 = T;
+            a.n = T * T;
+            a.tau_abs = 0;   // guarded mode
+            a.zero_num_d = limit;
+            a.out = out.data();
+            a.out_row = O;
+            a.v1 = v1.data();
+            a.v2 = v2.data();
+            a.q1 = q1.data();
+            a.q2 = q2.data();
+            a.zeros = zeros.data();
+            a.taps = taps.data();
+            a.tap_sum = tap_sum;
+            a.frame = frame.data();
+            a.image[0] = 1, a.image[1] = S, a.image[2] = S;
+            sets[k]->lcc_plane(a);
+            for (int r = 0; r < O; ++r)
+                for (int c = 0; c < O; ++c) {
+                    const bool zero = r == zr && c == zc;
+                    const double want = zero && !(limit > zero_d) ? 0.0 : expected[r * O + c];
+                    INFO("output " << r << ", " << c);
+                    CHECK(std::fabs(out[r * O + c] - want) <= 1e-5);
+                }
+        }
 }
 
 TEST_CASE("Fourier: a stream of frames equals frame-by-frame runs", "[fourier]")

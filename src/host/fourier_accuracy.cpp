@@ -226,6 +226,13 @@ double fft_error_bound(double energy, int64_t box_volume, int64_t fft_volume)
     return kFftError * 0x1p-24 * std::sqrt(log2v * energy / v);
 }
 
+double zero_numerator_limit(double bound)
+{
+    if (!(bound > 0)) return 0;
+    const double root = bound / kTargetError;
+    return root * root;
+}
+
 void check_lcc_tile(const Problem& p, const TileView& t, const float* numerator, int64_t num_row,
                     int64_t num_plane, double bound, const float* taps, double tap_sum,
                     const float* frame, float* out_frame)

@@ -78,6 +78,11 @@ private:
 // box_volume elements and sum of squares `energy`.
 double fft_error_bound(double energy, int64_t box_volume, int64_t fft_volume);
 
+// The a-posteriori rule for a numerator that came out exactly 0, whose |N / r| says nothing:
+// its window is recomputed where D / n < (E / kTargetError)^2, the value returned for the bound
+// E (LccPlaneArgs::zero_num_d; 0 for E = 0).
+double zero_numerator_limit(double bound);
+
 // The a-posteriori check of one LCC tile, after the pipeline stored its coefficients: for
 // every output with r != 0 and |N| kTargetError < E |r|, recomputes r directly from the
 // original frame, in double around the window's mean. `numerator` holds N with strides

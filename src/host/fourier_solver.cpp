@@ -279,6 +279,10 @@ private:
         return p_.op == Op::lcorr ? taps_.data() : nullptr;
     }
     double lcc_tap_sum() const override { return marginals_.total; }   // ~0: make_zero_sum
+    double lcc_zero_num_d(int thread) const override
+    {
+        return zero_numerator_limit(fft_scratch_[size_t(thread)].bound);
+    }
 
     bool compute(const TileView& t, int thread) override   // true: it does not check (not in place)
     {

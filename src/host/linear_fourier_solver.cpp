@@ -152,9 +152,8 @@ public:
             for (int64_t t = 0; t < tiles; ++t) {
                 if (!runner_.run(frame, out_frame, t, scratch_, *this, 0)) return FLCC_NONFINITE_INPUT;
                 if (p_.op == Op::lcorr)
-                    check_lcc_tile(p_, tile_, tile_.num, tile_.num_row, tile_.num_plane,
-                                   bound_ * tile_.scale / unit_, taps_.data(), tap_sum_, frame,
-                                   out_frame);
+                    check_lcc_tile(p_, tile_, tile_.num, tile_.num_row, tile_.num_plane, tile_bound(),
+                                   taps_.data(), tap_sum_, frame, out_frame);
             }
         }
         return FLCC_SUCCESS;
@@ -207,6 +206,7 @@ private:
 
     const float* lcc_taps() const override { return p_.op == Op::lcorr ? taps_.data() : nullptr; }
     double lcc_tap_sum() const override { return tap_sum_; }
+    double lcc_zero_num_d(int) const override { return zero_numerator_limit(tile_bound()); }
 
     // The frame's numerator times unit_ (over the whole output) and its error bound.
     void frame_numerator(const float* frame)
@@ -330,6 +330,9 @@ private:
         tile_ = t;
         return true;
     }
+
+    // The error bound of the last tile's numerators: the frame's, in the tile's scale.
+    double tile_bound() const { return bound_ * tile_.scale / unit_; }
 
     Problem p_;
     const KernelSet& ks_;

@@ -359,6 +359,7 @@ bool TileRunner::run(const float* frame, float* out_frame, int64_t index, TileSc
             a.zeros = s.zeros.data();
             a.taps = numerator.lcc_taps();
             a.tap_sum = numerator.lcc_tap_sum();
+            a.zero_num_d = numerator.lcc_zero_num_d(thread);
             a.t0 = p_.templ[0];
             a.frame = frame;
             for (int k = 0; k < 3; ++k) a.image[k] = p_.image[k];

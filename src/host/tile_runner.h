@@ -96,6 +96,9 @@ public:
     virtual const float* lcc_taps() const { return nullptr; }
     // The sum of lcc_taps() in double.
     virtual double lcc_tap_sum() const { return 0; }
+    // LccPlaneArgs::zero_num_d for the tile this numerator last computed on `thread` (0: its
+    // numerators are exact enough that a 0 is a 0).
+    virtual double lcc_zero_num_d(int) const { return 0; }
 };
 
 class TileRunner {

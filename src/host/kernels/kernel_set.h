@@ -50,6 +50,10 @@ struct LccPlaneArgs {
     double small_s2 = 0;          // guarded mode: windows the guard zeroes whose S2 lies in
                                   // (0, small_s2) are far smaller than the tile's magnitude, so
                                   // the tile-wide bound overstates their error: recompute them
+    double zero_num_d = 0;        // Fourier numerators: a resolvable window whose numerator is
+                                  // exactly 0 and whose D / n lies below this is recomputed (its
+                                  // true numerator may be anything within the transform's error;
+                                  // 0: none)
     float* out = nullptr;         // where the coefficients go (real columns only)
     int64_t out_row = 0;
     double* v1 = nullptr;         // scratch: >= cols + t2 + 2*kDoubles doubles each

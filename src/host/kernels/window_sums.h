@@ -185,6 +185,7 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
     // mode; otherwise its rounding (at most 2u * n*s2) is inside the guard's relative term.
     // `far` flags resolvable windows whose mean is far from the centring (kappa > kRecentre).
     const vd k2 = splat(kRecentre * kRecentre), small = splat(Exact ? 0.0 : a.small_s2);
+    const vd zero_num_d = splat(a.zero_num_d);
     const auto variance = [&](int64_t c, vd& d, vl& far) {
         const vd s1 = loadu(a.q1 + c + a.t2) - loadu(a.q1 + c);
         const vd s2 = loadu(a.q2 + c + a.t2) - loadu(a.q2 + c);
@@ -210,6 +211,12 @@ FLCC_INLINE void lcc_plane_rows(const LccPlaneArgs& args, const RowAt& row, cons
             const vf d = join(__builtin_convertvector(d0, vfh), __builtin_convertvector(d1, vfh));
             const vf ok = d >= tiny ? one : zero;
             const vf safe = d >= tiny ? d : one;
+            if (a.zero_num_d > 0) {
+                // A Fourier numerator that came out exactly 0 says nothing of its window: r is
+                // recomputed where D is small enough for the transform's error to matter.
+                f0 |= (load_widen(num + c) == 0) & (d0 > 0) & (d0 < zero_num_d);
+                f1 |= (load_widen(num + c + kDoubles) == 0) & (d1 > 0) & (d1 < zero_num_d);
+            }
             vf rr = loadu(num + c) * vrsqrt(safe) * ok;
             if (a.taps != nullptr && any_lane(f0 | f1))   // rare: lanes looked at only then
                 rr = recompute_far(a, r, c, rr, f0, f1);
