@@ -378,7 +378,8 @@ __device__ inline float recomputed_output(const FinalParams& q, int image, int t
     win.tap_row = q.T2;
     win.n = q.n;
     win.tap_sum = q.tap_sum[templ];
-    const float v = recomputed_inline(win, q.images + int64_t(image) * q.h * q.w, q.taps + int64_t(templ) * q.T1 * q.T2);
+    const float v =
+        recomputed_inline(win, q.images + int64_t(image) * q.h * q.w, q.taps + int64_t(templ) * q.T1 * q.T2);
     return fminf(fmaxf(v, -1.f), 1.f);
 }
 

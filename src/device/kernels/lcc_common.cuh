@@ -148,8 +148,8 @@ __device__ __forceinline__ float recomputed_inline(const Window& w, const float*
 }
 
 // The recomputation as a call, for the kernels that recompute after their loops over outputs
-// (the direct tiles) or in a kernel of their own (the 3D tiles). Arguments by value: a reference to the kernel's parameters would copy them all to
-// local memory.
+// (the direct tiles) or in a kernel of their own (the 3D tiles). Arguments by value: a
+// reference to the kernel's parameters would copy them all to local memory.
 static __device__ __noinline__ float recomputed(const Window w, const float* image, const float* taps)
 {
     return recomputed_inline(w, image, taps);
