@@ -7,6 +7,7 @@
 #include "helpers.h"
 #include "host/fourier_solver.h"
 #include "host/kernels/kernel_set.h"
+#include "plan/template.h"
 
 #include <catch2/catch.hpp>
 
@@ -200,42 +201,27 @@ TEST_CASE("Fourier: a numerator of exactly 0 is recomputed where its window's va
     // then says nothing of the window, and the rule (LccPlaneArgs::zero_num_d) recomputes it
     // from the frame where D / n lies below the limit, and leaves its 0 above the limit.
     constexpr int S = 8, T = 3, O = S - T + 1, kRow = 32, kScratch = 256;
+    const ref::Shape shape{2, {S, S, 1}, {T, T, 1}, FLCC_VALID};
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.f, 1.f);
-    std::vector<float> frame(S * S), x(S * kRow, 0.f), taps(T * T);
+    std::vector<float> frame(S * S), x(S * kRow, 0.f), templ(T * T), taps(T * T);
     for (float& v : frame) v = u(rng);
+    for (float& v : templ) v = u(rng);
     for (int i = 0; i < S; ++i)
         std::copy(frame.begin() + i * S, frame.begin() + (i + 1) * S, x.begin() + i * kRow);
-    double mean = 0, norm = 0, tap_sum = 0;
-    for (float& t : taps) mean += (t = u(rng)) / (T * T);
-    for (float t : taps) norm += (t - mean) * (t - mean);
-    for (float& t : taps) tap_sum += (t = float((t - mean) / std::sqrt(norm)));
-    // Output (r, c)'s numerator and D / n in double.
-    const auto window = [&](int r, int c, double& num, double& d) {
-        double s1 = 0, s2 = 0;
-        num = 0;
-        for (int i = 0; i < T; ++i)
-            for (int j = 0; j < T; ++j) {
-                const double v = frame[(r + i) * S + c + j];
-                num += v * taps[i * T + j];
-                s1 += v;
-                s2 += v * v;
-            }
-        d = s2 - s1 * s1 / (T * T);
-    };
+    flcc::normalised_template(templ.data(), T * T, false, taps.data());
+    double tap_sum = 0;
+    for (float t : taps) tap_sum += t;
+    // The numerators (the frame correlated with the taps) and the coefficients in double.
+    const std::vector<double> numerators = ref::xcorr(shape, frame.data(), taps.data());
+    const std::vector<double> expected = ref::lcorr(shape, frame.data(), templ.data());
     std::vector<float> num(O * kRow, 0.f);
-    std::vector<double> expected(O * O);
     for (int r = 0; r < O; ++r)
-        for (int c = 0; c < O; ++c) {
-            double n, d;
-            window(r, c, n, d);
-            num[r * kRow + c] = float(n);
-            expected[r * O + c] = n / std::sqrt(d);
-        }
+        for (int c = 0; c < O; ++c) num[r * kRow + c] = float(numerators[r * O + c]);
     const int zr = 2, zc = 3;
     num[zr * kRow + zc] = 0.f;
-    double zero_num, zero_d;
-    window(zr, zc, zero_num, zero_d);
+    // That window's D / n: (N / r)^2.
+    const double zero_d = std::pow(numerators[zr * O + zc] / expected[zr * O + zc], 2);
     REQUIRE(std::fabs(expected[zr * O + zc]) > 0.05);   // a 0 there is wrong
 
     const flcc::host::KernelSet* sets[3];
