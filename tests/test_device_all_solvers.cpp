@@ -27,9 +27,15 @@ TEST_CASE("every GPU solver matches the float64 reference on varied shapes", "[d
         auto shapes = th::shapes_for(name);
         // A template of more values than the GPU's preparation kernels take per block (2,048 in
         // device.fourier2.box), whose statistics and tap sums merge over blocks.
-        if (th::solver_dim(name) == 2 && th::solver_cube(name) == 0)
+        // And the small single exec of issue 28 (128 x 128 with a template of its size), and a
+        // FULL region whose box is 192 x 256 in device.fourier2.box (the image over ten of its
+        // preparation chunks).
+        if (th::solver_dim(name) == 2 && th::solver_cube(name) == 0) {
             for (flcc_region reg : {FLCC_FULL, FLCC_SAME, FLCC_VALID})
                 shapes.push_back({2, {70, 90, 1}, {45, 53, 1}, reg});
+            shapes.push_back({2, {128, 128, 1}, {128, 128, 1}, FLCC_SAME});
+            shapes.push_back({2, {131, 150, 1}, {60, 90, 1}, FLCC_FULL});
+        }
         for (const ref::Shape& s : shapes)
             for (flcc_op op : {FLCC_CONV, FLCC_LCORR}) {
                 const auto img = ref::make_data(ref::Data::uniform, s, true, rng);
