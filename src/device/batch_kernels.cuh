@@ -573,16 +573,27 @@ __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, i
     }
 }
 
-// The banded finalisation of pair p over output rows [first, last): x(j, c) is the image's box
-// value (centred and scaled) at image row j, column c; num(r, oc) the numerator of output
-// (r, oc); `bound` as in store_coefficients. `band` holds 2 x kBand x (w + 1) doubles;
-// blockDim.x >= w (a thread per column, at least). Loads: values of x and num loaded before
-// the first is used (for_each_loaded).
+// The window sums of x and x^2 of output column oc in band row k, from the band's prefix sums
+// that banded_window_sums leaves: b1 = band, b2 = band + kBand row, row = w + 1.
+__device__ inline void band_sums(const FinalParams& q, const double* b1, const double* b2, int row, int k, int oc,
+                                 double& s1, double& s2)
+{
+    const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
+    const double* v1 = b1 + k * row;
+    const double* v2 = b2 + k * row;
+    s1 = v1[hi] - v1[lo];
+    s2 = v2[hi] - v2[lo];
+}
+
+// The window sums of the output rows [first, last), band by band of kBand rows: x(j, c) is the
+// image's box value (centred and scaled) at image row j, column c. `band` holds 2 x kBand x
+// (w + 1) doubles; blockDim.x >= w (a thread per column, at least). Loads: values of x loaded
+// before the first is used (for_each_loaded). Per band, done(r0, rows) once its sums are
+// ready (band_sums), every thread of the block calling it.
 // The vertical running sums start with a window of T1 rows at `first` and run last - first
 // steps: fourier_tile_guard_2d(T1, T2, O2, last - first) bounds their rounding.
-template <int Loads, class X, class Num>
-__device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Num num, double bound,
-                                            double* band, int first, int last)
+template <int Loads, class X, class Done>
+__device__ inline void banded_window_sums(const FinalParams& q, X x, double* band, int first, int last, Done done)
 {
     const int row = q.w + 1;
     double* b1 = band;
@@ -649,18 +660,26 @@ __device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Nu
             if (lane == 0) b1[k * row] = 0, b2[k * row] = 0;
         }
         __syncthreads();
-        store_coefficients<Loads>(
-            q, p, r0, rows * q.O2,
-            [&](int r, int oc, double& s1, double& s2) {
-                const int lo = max(0, oc - q.P2), hi = min(q.w, oc - q.P2 + q.T2);
-                const double* v1 = b1 + (r - r0) * row;
-                const double* v2 = b2 + (r - r0) * row;
-                s1 = v1[hi] - v1[lo];
-                s2 = v2[hi] - v2[lo];
-            },
-            num, bound);
+        done(r0, rows);
         __syncthreads();
     }
+}
+
+// The banded finalisation of pair p over output rows [first, last): banded_window_sums, then
+// each band's coefficients; num(r, oc) the numerator of output (r, oc), `bound` as in
+// store_coefficients, the rest as in banded_window_sums (Loads: of num too).
+template <int Loads, class X, class Num>
+__device__ inline void finalise_pair_banded(const FinalParams& q, int p, X x, Num num, double bound,
+                                            double* band, int first, int last)
+{
+    const int row = q.w + 1;
+    const double* b1 = band;
+    const double* b2 = band + kBand * row;
+    banded_window_sums<Loads>(q, x, band, first, last, [&](int r0, int rows) {
+        store_coefficients<Loads>(
+            q, p, r0, rows * q.O2,
+            [&](int r, int oc, double& s1, double& s2) { band_sums(q, b1, b2, row, r - r0, oc, s1, s2); }, num, bound);
+    });
 }
 
 // The table finalisation's summed-area tables for h x w subregions: two sums, (h + 1) x (w + 1)

@@ -1,6 +1,7 @@
 // device.fourier2.box: a small 2D problem in one FFT box, every frame one CUDA graph of the
 // fewest kernels: the image and the template prepared together (two short kernels over chunks
-// of both), one batched R2C of both, their product, one C2R, the map (kernels/fourier_box.cuh,
+// of both), one batched R2C of both, their product, one C2R, the map, and for LCC the window
+// sums on a branch of the graph beside the transforms (kernels/fourier_box.cuh,
 // built on the batch engine's kernels, so its numerics are the batch engine's: the guard and
 // recomputed windows of lcc_common.cuh and the host's a-posteriori rule for Fourier numerators;
 // the template's taps to the last bit or so). The tile solvers (fourier_solver.cu) split a
@@ -75,12 +76,18 @@ public:
         FLCC_CUFFT_TRY(cufftPlanMany(&c2r_.h, 2, n, nullptr, 1, int(b_.half()), nullptr, 1, int(b_.elements()),
                                      CUFFT_C2R, 1));
         c2r_.made = true;
-        if (lcc) FLCC_TRY(raise_shared_limit(box::finalise_box, band_bytes()));
+        if (lcc) {
+            FLCC_TRY(sums_.allocate(2 * size_t(p_.out[1] * p_.out[2]) * sizeof(double)));
+            FLCC_TRY(raise_shared_limit(box::box_window_sums, band_bytes()));
+            FLCC_TRY(side_.create());
+            FLCC_TRY(fork_.create());
+            FLCC_TRY(join_.create());
+        }
 
         // The kernels' arguments but the frame's pointers (enqueue sets them).
         const double taps = double(T1 * T2);
         // The window sums' rounding bound: vertical running sums over T1 rows and up to
-        // kBoxRows steps, prefix sums along rows (finalise_pair_banded).
+        // kBoxRows steps, prefix sums along rows (box_window_sums).
         const double guard_factor = geometry::fourier_tile_guard_2d(T1, T2, int(p_.out[2]), box::kBoxRows);
         const bool valid = p_.region == FLCC_VALID;   // no window reaches the padding: centred
         box::PrepareParams& q = prepare_;
@@ -134,7 +141,7 @@ public:
     int64_t memory_bytes() const override
     {
         int64_t b = DeviceExecutor::memory_bytes();
-        for (const DeviceBuffer* d : {&scratch_, &boxes_, &spectra_, &circ_, &templ_, &taps_})
+        for (const DeviceBuffer* d : {&scratch_, &boxes_, &spectra_, &circ_, &templ_, &taps_, &sums_})
             b += int64_t(d->bytes());
         return b;
     }
@@ -144,7 +151,8 @@ private:
     size_t band_bytes() const { return size_t(batch::banded_doubles(p_.image[2])) * sizeof(double); }
 
     // The frame's kernels; the preparation and the finalisation take the frame's pointers in q
-    // and f (named for set_arguments).
+    // and f (named for set_arguments). LCC's window sums, which need the image's box only, run
+    // on a branch of the graph beside the transforms and the product.
     flcc_result enqueue_frame(cudaStream_t s, const box::PrepareParams& q, const batch::FinalParams& f)
     {
         const bool lcc = f.lcc != 0;
@@ -154,6 +162,15 @@ private:
         FLCC_TRY(launch_dependent(box::prepare_boxes, dim3(q.image_blocks + q.templ_blocks), dim3(box::kPrepThreads),
                                   0, s, q));
         FLCC_TRY(graph_.name_last(s, reinterpret_cast<const void*>(box::prepare_boxes)));
+        const unsigned bands = unsigned((p_.out[1] + box::kBoxRows - 1) / box::kBoxRows);
+        if (lcc) {
+            FLCC_CUDA_TRY(cudaEventRecord(fork_.get(), s));
+            FLCC_CUDA_TRY(cudaStreamWaitEvent(side_.get(), fork_.get(), 0));
+            box::box_window_sums<<<bands, batch::kBandedThreads, band_bytes(), side_.get()>>>(
+                f, boxes_.as<const float>(), sums_.as<double>());
+            FLCC_CUDA_TRY(cudaGetLastError());
+            FLCC_CUDA_TRY(cudaEventRecord(join_.get(), side_.get()));
+        }
         FLCC_CUFFT_TRY(cufftSetStream(r2c_.h, s));
         FLCC_CUFFT_TRY(cufftExecR2C(r2c_.h, boxes_.as<cufftReal>(), spectra_.as<cufftComplex>()));
         const int64_t half = b_.half();
@@ -167,11 +184,12 @@ private:
             batch::multiply<1><<<batch::blocks_for(half, 256), 256, 0, s>>>(spec, spec + half, spec, half, f.pairing,
                                                                            f.correlate, scale);
         FLCC_CUDA_TRY(cudaGetLastError());
+        if (lcc) FLCC_CUDA_TRY(cudaStreamWaitEvent(s, join_.get(), 0));
         FLCC_CUFFT_TRY(cufftSetStream(c2r_.h, s));
         FLCC_CUFFT_TRY(cufftExecC2R(c2r_.h, spec, circ_.as<cufftReal>()));
-        const unsigned bands = unsigned((p_.out[1] + box::kBoxRows - 1) / box::kBoxRows);
-        FLCC_TRY(launch_dependent(box::finalise_box, dim3(bands), dim3(batch::kBandedThreads), lcc ? band_bytes() : 0,
-                                  s, f, boxes_.as<const float>()));
+        const unsigned runs = unsigned((p_.out[1] + box::kFinalBoxRows - 1) / box::kFinalBoxRows);
+        FLCC_TRY(launch_dependent(box::finalise_box, dim3(runs), dim3(batch::kBandedThreads), 0, s, f,
+                                  sums_.as<const double>()));
         return graph_.name_last(s, reinterpret_cast<const void*>(box::finalise_box));
     }
 
@@ -188,8 +206,8 @@ private:
                 void* prepare_args[] = {&q};
                 FLCC_TRY(graph_.set_arguments(reinterpret_cast<const void*>(box::prepare_stats), prepare_args));
                 FLCC_TRY(graph_.set_arguments(reinterpret_cast<const void*>(box::prepare_boxes), prepare_args));
-                const float* x = boxes_.as<const float>();
-                void* final_args[] = {&f, &x};
+                const double* sums = sums_.as<const double>();
+                void* final_args[] = {&f, &sums};
                 FLCC_TRY(graph_.set_arguments(reinterpret_cast<const void*>(box::finalise_box), final_args));
             }
             FLCC_TRY(graph_.launch(s, [&](cudaStream_t c) { return enqueue_frame(c, q, f); }));
@@ -199,6 +217,9 @@ private:
 
     BoxShape b_;
     DeviceBuffer scratch_, boxes_, spectra_, circ_, templ_, taps_, tap_sum_, modes_, bounds_;
+    DeviceBuffer sums_;    // LCC: every output's window sums of x and x^2 (box_window_sums)
+    Stream side_;          // the window sums' branch of the frame's graph (captured)
+    Event fork_, join_;
     PinnedBuffer staged_;
     const float* current_ = nullptr;   // the template the next frames read
     CufftPlan r2c_, c2r_;
@@ -213,8 +234,8 @@ public:
 
     // Cost model of an H100-class device, as the tile solvers' (fourier_solver.cu): three
     // transforms of the box at ~15 TFLOP/s effective, ~60 bytes of memory traffic per box
-    // element at ~2.5 TB/s, and ~12 us for the graph's eight nodes; LCC's bands run one block
-    // each, T1 window rows before their kBoxRows rows.
+    // element at ~2.5 TB/s, and ~12 us for the graph's eight nodes; LCC's window sums (bands
+    // of one block each, T1 window rows before their kBoxRows rows) beside the transforms.
     double estimate_seconds() const override
     {
         const double box = double(b_.elements());

@@ -240,29 +240,62 @@ static __global__ void __launch_bounds__(kPrepThreads) prepare_boxes(PreparePara
     }
 }
 
-// Output rows per block of finalise_box: the block's time is a first window of T1 rows and then
-// a step per row, all latency, so short runs over many blocks finish first.
+// Output rows per block of box_window_sums: the block's time is a first window of T1 rows and
+// then a step per row, all latency, so short runs over many blocks finish first.
 constexpr int kBoxRows = 4;
 
-// The map from the circular correlation (convolution): the batch engine's crop, LCC's banded
-// finalisation, kBoxRows rows per block. `band` as finalise_pair_banded's. q.maps and q.images
-// are the frame's (set per replay). Few blocks run: registers need not be capped for occupancy.
-static __global__ void __launch_bounds__(batch::kBandedThreads) finalise_box(batch::FinalParams q, const float* box)
+// LCC's window sums of x and x^2 for every output (O1 x O2 doubles each, in `sums`): the banded
+// finalisation's (banded_window_sums), kBoxRows rows per block, from the image's box. They need
+// nothing of the transforms: the frame's graph runs them on a branch of their own beside them.
+static __global__ void __launch_bounds__(batch::kBandedThreads) box_window_sums(batch::FinalParams q, const float* box,
+                                                                            double* sums)
 {
     cudaGridDependencySynchronize();
     extern __shared__ double band[];
-    const float* circ = q.circ;
     const int first = blockIdx.x * kBoxRows, last = min(first + kBoxRows, q.O1);
+    const int64_t outs = int64_t(q.O1) * q.O2;
+    const int row = q.w + 1;
+    const double* b2 = band + batch::kBand * row;
+    batch::banded_window_sums<batch::kLoadsInFlight>(
+        q, [&](int j, int c) { return box[int64_t(j) * q.bw + c]; }, band, first, last, [&](int r0, int rows) {
+            for (int e = threadIdx.x; e < rows * q.O2; e += blockDim.x) {
+                const int k = e / q.O2, r = r0 + k, oc = e - k * q.O2;
+                double s1, s2;
+                batch::band_sums(q, band, b2, row, k, oc, s1, s2);
+                sums[int64_t(r) * q.O2 + oc] = s1;
+                sums[outs + int64_t(r) * q.O2 + oc] = s2;
+            }
+        });
+}
+
+// Output rows per block of finalise_box: every output is independent of the others.
+constexpr int kFinalBoxRows = 2;
+
+// The map from the circular correlation (convolution): the batch engine's crop, or LCC's
+// coefficients from box_window_sums's sums (store_coefficients), kFinalBoxRows rows per block.
+// q.maps and q.images are the frame's (set per replay). Few blocks run: registers need not be
+// capped for occupancy.
+static __global__ void __launch_bounds__(batch::kBandedThreads) finalise_box(batch::FinalParams q, const double* sums)
+{
+    cudaGridDependencySynchronize();
+    const float* circ = q.circ;
+    const int first = blockIdx.x * kFinalBoxRows, last = min(first + kFinalBoxRows, q.O1);
+    const auto num = [&](int r, int oc) { return circ[batch::circular_index(q, r, oc)]; };
     if (!q.lcc) {
         for (int e = threadIdx.x; e < (last - first) * q.O2; e += blockDim.x) {
             const int r = first + e / q.O2, c = e % q.O2;
-            q.maps[int64_t(r) * q.O2 + c] = circ[batch::circular_index(q, r, c)];
+            q.maps[int64_t(r) * q.O2 + c] = num(r, c);
         }
         return;
     }
-    batch::finalise_pair_banded<batch::kLoadsInFlight>(
-        q, 0, [&](int j, int c) { return box[int64_t(j) * q.bw + c]; },
-        [&](int r, int oc) { return circ[batch::circular_index(q, r, oc)]; }, q.bounds[0], band, first, last);
+    const int64_t outs = int64_t(q.O1) * q.O2;
+    batch::store_coefficients<batch::kLoadsInFlight>(
+        q, 0, first, (last - first) * q.O2,
+        [&](int r, int oc, double& s1, double& s2) {
+            s1 = sums[int64_t(r) * q.O2 + oc];
+            s2 = sums[outs + int64_t(r) * q.O2 + oc];
+        },
+        num, q.bounds[0]);
 }
 
 }  // namespace flcc::device::box
