@@ -64,10 +64,8 @@ public:
         FLCC_TRY(tap_sum_.allocate(sizeof(double)));
         FLCC_TRY(modes_.allocate(sizeof(TileMode)));
         FLCC_TRY(bounds_.allocate(sizeof(double)));
-        // The boxes' zeros beyond the image and the template are written once, here; the
-        // preparation's count of finished blocks starts at 0.
+        // The boxes' zeros beyond the image and the template are written once, here.
         FLCC_CUDA_TRY(cudaMemset(boxes_.as<void>(), 0, boxes_.bytes()));
-        FLCC_CUDA_TRY(cudaMemset(scratch_.as<void>(), 0, scratch_.bytes()));
         FLCC_CUDA_TRY(cudaDeviceSynchronize());
         int n[2] = {b_.bh, b_.bw};
         FLCC_CUFFT_TRY(cufftPlanMany(&r2c_.h, 2, n, nullptr, 1, int(b_.elements()), nullptr, 1, int(b_.half()),
@@ -167,7 +165,7 @@ private:
             FLCC_CUDA_TRY(cudaEventRecord(fork_.get(), s));
             FLCC_CUDA_TRY(cudaStreamWaitEvent(side_.get(), fork_.get(), 0));
             box::box_window_sums<<<bands, batch::kBandedThreads, band_bytes(), side_.get()>>>(
-                f, boxes_.as<const float>(), sums_.as<double>());
+                f, boxes_.as<const float>(), sums_.as<double>(), q);
             FLCC_CUDA_TRY(cudaGetLastError());
             FLCC_CUDA_TRY(cudaEventRecord(join_.get(), side_.get()));
         }

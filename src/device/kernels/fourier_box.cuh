@@ -27,7 +27,6 @@ struct PrepScratch {
     double squares[2][kMostPrepBlocks];        // the image box's energy; the template's squared
                                                // deviations from the chunk's mean
     double tap_sums[kMostPrepBlocks];
-    unsigned finished[2];                      // prepare_boxes' blocks done per side (the last resets it)
 };
 
 struct PrepareParams {
@@ -87,23 +86,18 @@ __device__ inline double chunk_sum(const double* parts, int blocks, double* scra
     return block_sum(int(threadIdx.x) < blocks ? __ldcg(parts + threadIdx.x) : 0.0, scratch);
 }
 
-// True, in every thread of the block, for the last of `blocks` blocks to pass here, counted by
-// *finished (which that block resets for the next frame): the partial results the others wrote
-// before are then visible to it (read them with chunk_sum).
-__device__ inline bool last_to_finish(unsigned* finished, int blocks)
+// LCC's sums of the chunks' partial results that only the finalisation reads, by one block of
+// kPrepThreads threads after prepare_boxes: the taps' sum and the image's numerators' error bound
+// (batch::prepare_image_item's, from the chunks' energies).
+__device__ inline void merge_chunk_sums(const PrepareParams& q, double* scratch)
 {
-    __shared__ bool last;
-    __syncthreads();   // the block's partial result is written
+    const double taps = chunk_sum(q.scratch->tap_sums, q.templ_blocks, scratch);
+    const double energy = chunk_sum(q.scratch->squares[0], q.image_blocks, scratch);
     if (threadIdx.x == 0) {
-        __threadfence();   // the partial result is visible before the count that announces it
-        last = atomicAdd(finished, 1u) == unsigned(blocks - 1);
-        if (last) {
-            __threadfence();   // and the others' partial results are read after it
-            *finished = 0;
-        }
+        const batch::ImageForm& f = q.image_form;
+        *q.tap_sum = taps;
+        f.bounds[0] = batch::kFftError * 0x1p-24 * sqrt(f.log2_box * energy / (double(q.h) * q.w));
     }
-    __syncthreads();
-    return last;
 }
 
 // First: each chunk's statistics and, for an LCC template, the squared deviations from the
@@ -169,10 +163,9 @@ __device__ inline TapForm template_form(const PrepareParams& q, double* scratch)
     return f;
 }
 
-// Second: the image's box (LCC: centred and scaled by its mode) and its numerators' error bound
-// (batch::prepare_image_item's, from the chunks' energies); the template's box: LCC its taps
-// (zeros for a constant template, whose maps are then 0) and their sum (the chunks' sums added
-// by the last block), convolution its values.
+// Second: the image's box (LCC: centred and scaled by its mode, and each chunk's energy); the
+// template's box: LCC its taps (zeros for a constant template, whose maps are then 0) and each
+// chunk's sum of them (merge_chunk_sums adds both up), convolution its values.
 // The values are loaded before the wait for prepare_stats, which only the statistics need.
 static __global__ void __launch_bounds__(kPrepThreads) prepare_boxes(PrepareParams q)
 {
@@ -205,10 +198,6 @@ static __global__ void __launch_bounds__(kPrepThreads) prepare_boxes(PreparePara
         }
         part = block_sum(part, scratch);
         if (threadIdx.x == 0) q.scratch->tap_sums[k.index] = part;
-        if (last_to_finish(&q.scratch->finished[1], k.blocks)) {
-            const double sum = chunk_sum(q.scratch->tap_sums, k.blocks, scratch);
-            if (threadIdx.x == 0) *q.tap_sum = sum;
-        }
         return;
     }
     TileMode t{};
@@ -233,11 +222,6 @@ static __global__ void __launch_bounds__(kPrepThreads) prepare_boxes(PreparePara
     if (!f.lcc) return;
     energy = block_sum(energy, scratch);
     if (threadIdx.x == 0) q.scratch->squares[0][k.index] = energy;
-    if (last_to_finish(&q.scratch->finished[0], k.blocks)) {
-        energy = chunk_sum(q.scratch->squares[0], k.blocks, scratch);
-        if (threadIdx.x == 0)
-            f.bounds[0] = batch::kFftError * 0x1p-24 * sqrt(f.log2_box * energy / (double(q.h) * q.w));
-    }
 }
 
 // Output rows per block of box_window_sums: the block's time is a first window of T1 rows and
@@ -245,13 +229,16 @@ static __global__ void __launch_bounds__(kPrepThreads) prepare_boxes(PreparePara
 constexpr int kBoxRows = 4;
 
 // LCC's window sums of x and x^2 for every output (O1 x O2 doubles each, in `sums`): the banded
-// finalisation's (banded_window_sums), kBoxRows rows per block, from the image's box. They need
-// nothing of the transforms: the frame's graph runs them on a branch of their own beside them.
+// finalisation's (banded_window_sums), kBoxRows rows per block, from the image's box; block 0
+// first merges the preparation's chunk sums (merge_chunk_sums). They need nothing of the
+// transforms: the frame's graph runs them on a branch of their own beside them.
+static_assert(batch::kBandedThreads == kPrepThreads, "merge_chunk_sums adds in the preparation's order");
 static __global__ void __launch_bounds__(batch::kBandedThreads) box_window_sums(batch::FinalParams q, const float* box,
-                                                                            double* sums)
+                                                                            double* sums, PrepareParams prep)
 {
-    cudaGridDependencySynchronize();
     extern __shared__ double band[];
+    __shared__ double scratch[kScratchDoubles];
+    if (blockIdx.x == 0) merge_chunk_sums(prep, scratch);
     const int first = blockIdx.x * kBoxRows, last = min(first + kBoxRows, q.O1);
     const int64_t outs = int64_t(q.O1) * q.O2;
     const int row = q.w + 1;
