@@ -79,8 +79,7 @@ __device__ inline detail::Stats side_stats(const PrepareParams& q, int side, dou
     return detail::block_reduce(s, scratch);
 }
 
-// The sum of `blocks` partial results written by other blocks of the running kernel (read past
-// the multiprocessor's cache).
+// The sum of `blocks` partial results by the block's fixed tree (the same sum every frame).
 __device__ inline double chunk_sum(const double* parts, int blocks, double* scratch)
 {
     return block_sum(int(threadIdx.x) < blocks ? __ldcg(parts + threadIdx.x) : 0.0, scratch);
