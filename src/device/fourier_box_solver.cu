@@ -160,8 +160,8 @@ private:
         FLCC_TRY(launch_dependent(box::prepare_boxes, dim3(q.image_blocks + q.templ_blocks), dim3(box::kPrepThreads),
                                   0, s, q));
         FLCC_TRY(graph_.name_last(s, reinterpret_cast<const void*>(box::prepare_boxes)));
-        const unsigned bands = unsigned((p_.out[1] + box::kBoxRows - 1) / box::kBoxRows);
         if (lcc) {
+            const unsigned bands = unsigned((p_.out[1] + box::kBoxRows - 1) / box::kBoxRows);
             FLCC_CUDA_TRY(cudaEventRecord(fork_.get(), s));
             FLCC_CUDA_TRY(cudaStreamWaitEvent(side_.get(), fork_.get(), 0));
             box::box_window_sums<<<bands, batch::kBandedThreads, band_bytes(), side_.get()>>>(
@@ -232,8 +232,8 @@ public:
 
     // Cost model of an H100-class device, as the tile solvers' (fourier_solver.cu): three
     // transforms of the box at ~15 TFLOP/s effective, ~60 bytes of memory traffic per box
-    // element at ~2.5 TB/s, and ~12 us for the graph's eight nodes; LCC's window sums (bands
-    // of one block each, T1 window rows before their kBoxRows rows) beside the transforms.
+    // element at ~2.5 TB/s, and ~12 us for the graph's chain of kernels; LCC's window sums
+    // (bands of one block each, T1 window rows before their kBoxRows rows).
     double estimate_seconds() const override
     {
         const double box = double(b_.elements());
