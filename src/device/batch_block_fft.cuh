@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(kBlockFftThreads, 2) block_fft_pairs(BlockFftP
         __syncthreads();
         // 4. The map.
         const auto num = [&](int r, int oc) {
-            const int64_t k = circular_index(q, r, oc);
+            const unsigned k = unsigned(circular_index(q, r, oc));   // shifts and masks, as N is 64
             return circ[(k / N) * 2 * H + (k % N)];
         };
         if (q.lcc) {   // x and the numerators lie in shared memory: one load at a time

@@ -357,12 +357,14 @@ struct FinalParams {
 
 // Where output (r, c) lies in its pair's circular result: correlation the lag (r - P1, c - P2),
 // convolution the full index (r + T1 - 1 - P1, c + T2 - 1 - P2), wrapped by the box.
-__device__ inline int64_t circular_index(const FinalParams& q, int r, int c)
+// A pair's box holds fewer than 2^31 values: the index is an int, so that the finalisations'
+// per-output address arithmetic stays in 32 bits.
+__device__ inline int circular_index(const FinalParams& q, int r, int c)
 {
     int i0 = q.correlate ? r - q.P1 : r + q.T1 - 1 - q.P1, i1 = q.correlate ? c - q.P2 : c + q.T2 - 1 - q.P2;
     if (i0 < 0) i0 += q.bh;
     if (i1 < 0) i1 += q.bw;
-    return int64_t(i0) * q.bw + i1;
+    return i0 * q.bw + i1;
 }
 
 // Output (r, c) of a pair of `image` and `templ` recomputed in double from the compact values
@@ -513,6 +515,30 @@ __device__ inline void for_each_value(const float* values, int n, int rank, int 
 // windows, in nearly every map) in a bit mask and recomputes them after its loop, 64 outputs
 // per thread at a time, so that the call and its registers stay out of the loop. The numerators
 // are read Loads at a time (for_each_loaded).
+// The outputs t, t + step, t + 2 step, ... of a row-major run of rows `cols` wide, from row r0
+// on, as (row, column) advanced by additions: a division per output would cost the
+// finalisations' loops a tenth of their instructions.
+struct OutputWalk {
+    int r, oc, dr, dc, cols;
+
+    __device__ OutputWalk(int t, int step, int r0, int cols_) : cols(cols_)
+    {
+        const float inv = 1.f / float(cols);
+        const int k = quotient(t, cols, inv), d = quotient(step, cols, inv);
+        r = r0 + k;
+        oc = t - k * cols;
+        dr = d;
+        dc = step - d * cols;
+    }
+
+    __device__ void advance()
+    {
+        r += dr;
+        oc += dc;
+        if (oc >= cols) oc -= cols, ++r;
+    }
+};
+
 template <int Loads, class Sums, class Num>
 __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, int count, Sums sums, Num num,
                                           double bound)
@@ -528,6 +554,9 @@ __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, i
         r = r0 + k;
     };
     const int templ = q.pairing.templ_of(p), chunk = 64 * int(blockDim.x);
+    // The thread's outputs in the order it visits them, chunk after chunk: the loads' walk and
+    // the stores' (the same outputs, Loads behind).
+    OutputWalk loads(threadIdx.x, blockDim.x, r0, q.O2), stores = loads;
     for (int first = 0; first < count; first += chunk) {
         const int n = min(count - first, chunk);
         uint64_t marks = 0;
@@ -539,29 +568,27 @@ __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, i
             bool redo;
             const float v = coefficient(nu, s1, s2, tm, q.n, inv_n, redo);
             redo |= fft_suspect(nu, v, s1, s2, tm, q.n, inv_n, bound);
-            map[int64_t(r) * q.O2 + oc] = v;
+            map[r * q.O2 + oc] = v;
             marks |= uint64_t(redo) << bit++;
         };
         // One load at a time: each output is placed once, not in both the load and the store
         // (the per-block kernels, bound by their registers, run measurably slower with both).
         if constexpr (Loads == 1) {
             for (int i = threadIdx.x; i < n; i += blockDim.x) {
-                int r, oc;
-                place(first + i, r, oc);
-                store(r, oc, num(r, oc));
+                store(stores.r, stores.oc, num(stores.r, stores.oc));
+                stores.advance();
             }
         } else {
             for_each_loaded<Loads>(
                 n, threadIdx.x, blockDim.x,
-                [&](int i) {
-                    int r, oc;
-                    place(first + i, r, oc);
-                    return num(r, oc);
+                [&](int) {
+                    const float v = num(loads.r, loads.oc);
+                    loads.advance();
+                    return v;
                 },
-                [&](int i, float nu) {
-                    int r, oc;
-                    place(first + i, r, oc);
-                    store(r, oc, nu);
+                [&](int, float nu) {
+                    store(stores.r, stores.oc, nu);
+                    stores.advance();
                 });
         }
         while (marks != 0) {
