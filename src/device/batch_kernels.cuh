@@ -508,16 +508,9 @@ __device__ inline void for_each_value(const float* values, int n, int rank, int 
     for_each_loaded<kLoadsInFlight>(n, rank, size, [&](int i) { return values[i]; }, f);
 }
 
-// The coefficients of pair p's outputs from row r0 on, `count` of them in row-major order:
-// sums(r, oc, s1, s2) gives output (r, oc)'s window sums of x and x^2, num(r, oc) its numerator.
-// A coefficient whose |numerator| lies within `bound` x 1e6 of its error is recomputed (0: only
-// what coefficient() asks). Each thread notes its outputs to recompute (a FULL region's corner
-// windows, in nearly every map) in a bit mask and recomputes them after its loop, 64 outputs
-// per thread at a time, so that the call and its registers stay out of the loop. The numerators
-// are read Loads at a time (for_each_loaded).
 // The outputs t, t + step, t + 2 step, ... of a row-major run of rows `cols` wide, from row r0
-// on, as (row, column) advanced by additions: a division per output would cost the
-// finalisations' loops a tenth of their instructions.
+// on, as (row, column) advanced by additions, so that no output of the finalisations' loops
+// costs a division.
 struct OutputWalk {
     int r, oc, dr, dc, cols;
 
@@ -539,6 +532,13 @@ struct OutputWalk {
     }
 };
 
+// The coefficients of pair p's outputs from row r0 on, `count` of them in row-major order:
+// sums(r, oc, s1, s2) gives output (r, oc)'s window sums of x and x^2, num(r, oc) its numerator.
+// A coefficient whose |numerator| lies within `bound` x 1e6 of its error is recomputed (0: only
+// what coefficient() asks). Each thread notes its outputs to recompute (a FULL region's corner
+// windows, in nearly every map) in a bit mask and recomputes them after its loop, 64 outputs
+// per thread at a time, so that the call and its registers stay out of the loop. The numerators
+// are read Loads at a time (for_each_loaded).
 template <int Loads, class Sums, class Num>
 __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, int count, Sums sums, Num num,
                                           double bound)
@@ -571,8 +571,7 @@ __device__ inline void store_coefficients(const FinalParams& q, int p, int r0, i
             map[r * q.O2 + oc] = v;
             marks |= uint64_t(redo) << bit++;
         };
-        // One load at a time: each output is placed once, not in both the load and the store
-        // (the per-block kernels, bound by their registers, run measurably slower with both).
+        // One load at a time (the shared-memory readers, see kLoadsInFlight): a plain loop.
         if constexpr (Loads == 1) {
             for (int i = threadIdx.x; i < n; i += blockDim.x) {
                 store(stores.r, stores.oc, num(stores.r, stores.oc));
