@@ -1,6 +1,7 @@
 """Plots bench/results/<gpu tag>/batch_gpu.jsonl (bench/run_batch_gpu.sh): frames per second of
 FLCC's GPU batch plans (device-resident frames per engine, and page-locked host frames on the
-plan's engine: the stream) and of the CuPy loop, per workload, medians over the rounds, with the
+plan's engine: the stream), of the CuPy loop (circular and in FLCC's linear box) and of cuFFT's
+transforms alone of the linear boxes, per workload, medians over the rounds, with the
 PCIe bound of the stream (frame bytes / pinned host-to-device bandwidth measured in the same run).
 
   python plot_batch_gpu.py RESULTS.jsonl OUT.png
@@ -27,7 +28,10 @@ for r in rows:
         elem = 1 if r["problem"].startswith("piv") else 2
         frame_bytes[r["problem"]] = r["frame"][0] * r["frame"][1] * elem * (2 if r["problem"].startswith("piv") else 1)
     elif r["bench"] == "cupy.batch":
-        times[(r["problem"], "CuPy loop (circular, no normalisation)")].append(r["seconds"]["median"])
+        label = {"circular": "CuPy loop (circular, no normalisation)",
+                 "linear": "CuPy loop (FLCC's linear box, no normalisation)",
+                 "transforms": "cuFFT transforms alone (FLCC's linear box)"}[r.get("form", "circular")]
+        times[(r["problem"], label)].append(r["seconds"]["median"])
 problems = ["ebsd-search", "ebsd-full", "piv", "piv-full", "piv-same"]
 labels = {"ebsd-search": "EBSD search form\n49 x 128² / 64²", "ebsd-full": "EBSD seed form\n49 x 128² / 128²",
           "piv": "PIV\n900 x 64² / 32²", "piv-full": "PIV, FULL\n4096 x 32² / 32²",

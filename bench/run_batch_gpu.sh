@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU batch workloads (issue 28) against their CuPy peer, on the GPU machine, FLCC and CuPy
+# The GPU batch workloads (issue 28) against their CuPy peers, on the GPU machine, FLCC and CuPy
 # alternating per round: device-resident frames (FLCC --memory device, CuPy the same), the stream
 # of page-locked host frames (--memory pinned) and the pinned host-to-device bandwidth (its
 # bound). Needs a CUDA build of flcc-batch-bench ($FLCC_BUILD, default build-gpu) and a python3
@@ -38,7 +38,12 @@ for round in $(seq "$rounds"); do
             run "$bench" --problem "$problem" --platform device --memory device --method "$engine" --frames 64 --repeats 7
         done
         case "$problem" in
-            ebsd-full|piv-full|piv-same) run "$py" "$root/bench/gpu/batch_cupy.py" --problem "$problem" ;;
+            ebsd-full|piv-full|piv-same)
+                # The issue's loop (circular), the same loop in FLCC's linear box, and that box's
+                # cuFFT transforms alone (bench/gpu/batch_cupy.py).
+                for form in circular linear transforms; do
+                    run "$py" "$root/bench/gpu/batch_cupy.py" --problem "$problem" --form "$form"
+                done ;;
         esac
     done
     # The stream with more frames per exec: an exec's first upload overlaps no compute, which
