@@ -283,6 +283,24 @@ __device__ inline float coefficient(float num, double s1, double s2, const TileM
     return fminf(fmaxf(v, -1.f), 1.f);
 }
 
+// The outputs a thread's finalisation noted in `redo` (bit r * RX + c: output (y0 + r, x0 + c)),
+// recomputed directly from their windows and clamped: done after the thread's stores, once its
+// accumulators are dead.
+template <int RX>
+__device__ inline void store_recomputed(unsigned redo, int y0, int x0, float* orow, int64_t ostride, Window win,
+                                        const float* image, const float* taps)
+{
+    while (redo != 0) {
+        const int bit = __ffs(redo) - 1;
+        redo &= redo - 1;
+        const int yy = y0 + bit / RX, xx = x0 + bit % RX;
+        Window w = win;
+        w.box[1] += yy;
+        w.box[2] += xx;
+        orow[int64_t(yy) * ostride + xx] = fminf(fmaxf(recomputed(w, image, taps), -1.f), 1.f);
+    }
+}
+
 // Small 2D templates (T1, T2 <= 8): each thread forms its own outputs' window sums straight
 // from the centred box x (row stride xs, a multiple of 4; x0 too) in registers, with no shared
 // arrays. Column sums over T1 rows come first, for the RX + T2 - 1 columns the thread's windows
@@ -350,15 +368,7 @@ __device__ inline void finalise_small(const float (&acc)[RY][RX], const float* x
             if (again) redo |= 1u << (r * RX + c);
         }
     }
-    while (redo != 0) {
-        const int bit = __ffs(redo) - 1;
-        redo &= redo - 1;
-        const int yy = y0 + bit / RX, xx = x0 + bit % RX;
-        Window w = win;
-        w.box[1] += yy;
-        w.box[2] += xx;
-        orow[int64_t(yy) * ostride + xx] = fminf(fmaxf(recomputed(w, image, taps), -1.f), 1.f);
-    }
+    store_recomputed<RX>(redo, y0, x0, orow, ostride, win, image, taps);
 }
 
 // The vertical window sums of one thread's RY x RX outputs (rows y0.., columns x0..) from h,
@@ -393,15 +403,7 @@ __device__ inline void finalise(const float (&acc)[RY][RX], const double* h1, co
             if (again) redo |= 1u << (r * RX + c);
         }
     }
-    while (redo != 0) {
-        const int bit = __ffs(redo) - 1;
-        redo &= redo - 1;
-        const int yy = y0 + bit / RX, xx = x0 + bit % RX;
-        Window w = win;
-        w.box[1] += yy;
-        w.box[2] += xx;
-        orow[int64_t(yy) * ostride + xx] = fminf(fmaxf(recomputed(w, image, taps), -1.f), 1.f);
-    }
+    store_recomputed<RX>(redo, y0, x0, orow, ostride, win, image, taps);
 }
 
 }  // namespace flcc::device
