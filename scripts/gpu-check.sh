@@ -12,22 +12,43 @@
 # Logs go to $OUT (or out/gpu-check); a summary table is printed last. Exit status 0 only
 # when every step passed. FLCC_CMAKE_ARGS passes extra CMake options to every build;
 # FLCC_GPU_STEPS picks steps (default "build tests sanitizer gpu-only bench python").
+# FLCC_GPU_DEADLINE=SECONDS ends the whole check by then (a machine lent for a limited call):
+# each step runs under the time left, and one that is stopped or never starts reads "CUT" in
+# the table, so the summary still comes back.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out/gpu-check}
 mkdir -p "$out"
 jobs=$(nproc)
 declare -a steps results
+deadline=${FLCC_GPU_DEADLINE:-0}
+export root out jobs
 
-step() {   # step NAME LOGFILE COMMAND...
+step() {   # step NAME LOGFILE COMMAND... (a command or a function exported with export -f)
     local name=$1 log=$2
     shift 2
-    local t0=$SECONDS
-    if "$@" > "$out/$log" 2>&1; then
-        steps+=("$name"); results+=("ok ($((SECONDS - t0)) s)")
+    local t0=$SECONDS limit=()
+    if [ "$deadline" -gt 0 ]; then
+        # 20 s stay for the summary; a step with under 10 s left is not started.
+        local left=$((deadline - SECONDS - 20))
+        if [ "$left" -lt 10 ]; then
+            steps+=("$name"); results+=("CUT (not started: deadline)")
+            return 1
+        fi
+        limit=(timeout --kill-after=5 "$left" bash -c '"$@"' step)   # bash: functions too
+    fi
+    "${limit[@]}" "$@" > "$out/$log" 2>&1
+    local rc=$?
+    steps+=("$name")
+    if [ "$rc" -eq 0 ]; then
+        results+=("ok ($((SECONDS - t0)) s)")
         return 0
     fi
-    steps+=("$name"); results+=("FAILED ($((SECONDS - t0)) s, see $log)")
+    if [ "${#limit[@]}" -gt 0 ] && { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
+        results+=("CUT ($((SECONDS - t0)) s, deadline; see $log)")
+    else
+        results+=("FAILED ($((SECONDS - t0)) s, see $log)")
+    fi
     tail -40 "$out/$log"
     return 1
 }
@@ -46,13 +67,14 @@ configure() {   # configure BUILD-DIR [CMAKE ARGS...]; FLCC_CMAKE_ARGS adds more
         ${FLCC_CMAKE_ARGS:-} "${@:2}" &&
         cmake --build "$1" -j "$jobs"
 }
+export -f configure
 want build && { step "build" build.log configure build-gpu || ok=1; }
 want tests && { step "tests" ctest.log bash -c "cd build-gpu && ctest --output-on-failure -j 4" || ok=1; }
 
-sanitize() {
+sanitize() {   # sanitize TOOL: the subset under one compute-sanitizer tool
     command -v compute-sanitizer > /dev/null || { echo "compute-sanitizer not found"; return 1; }
-    local tool extra rc=0
-    for tool in memcheck racecheck initcheck synccheck; do
+    local tool=$1 extra rc=0
+    {
         echo "== $tool"
         extra=""
         [ "$tool" = memcheck ] && extra="--leak-check full"
@@ -70,17 +92,24 @@ sanitize() {
             FLCC_TEST_SOLVERS=$solver compute-sanitizer --tool "$tool" $extra --error-exitcode 1 \
                 build-gpu/tests/test_device_api "[template]" || rc=1
         done
-    done
+    }
     # The out-of-memory cases under memcheck: their cudaMalloc failures are provoked on purpose,
     # so API errors are not reported there; memory errors and leaks are.
-    echo "== memcheck [memory]"
-    compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
-        build-gpu/tests/test_device_api "[memory]" || rc=1
+    if [ "$tool" = memcheck ]; then
+        echo "== memcheck [memory]"
+        compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
+            build-gpu/tests/test_device_api "[memory]" || rc=1
+    fi
     return $rc
 }
-want sanitizer && { step "compute-sanitizer" sanitizer.log sanitize || ok=1; }
+export -f sanitize
+if want sanitizer; then
+    for tool in memcheck racecheck initcheck synccheck; do
+        step "compute-sanitizer $tool" "sanitizer_$tool.log" sanitize "$tool" || ok=1
+    done
+fi
 want gpu-only && { step "GPU-only build + tests" gpu_only.log bash -c \
-    "$(declare -f configure); configure build-gpu-only -DFLCC_WITH_HOST=OFF && cd build-gpu-only && ctest --output-on-failure -j 4" || ok=1; }
+    "configure build-gpu-only -DFLCC_WITH_HOST=OFF && cd build-gpu-only && ctest --output-on-failure -j 4" || ok=1; }
 if ! want bench; then
     :
 elif [ -x bench/run_gpu.sh ]; then
@@ -93,6 +122,7 @@ else
             $b --op conv --image 2000x2000 --template $k --region full --platform device --rigor estimate --repeats 20 || return 1
         done
     }
+    export -f bench
     step "benchmark" bench.log bench || ok=1
 fi
 
@@ -107,6 +137,7 @@ python_check() {
     "$py" -m pytest -q -ra python/tests || return 1
     "$py" bench/python/overhead.py --gpu | tee "$out/python_overhead.jsonl"
 }
+export -f python_check
 want python && { step "Python package" python.log python_check || ok=1; }
 
 echo
