@@ -78,24 +78,24 @@ def main():
     rng = np.random.default_rng(1)
     top = 4000 if dtype == np.uint16 else 255
     per_frame = args.problem.startswith("piv")   # PIV: the reference is each pair's first frame
+    side = n if args.form == "circular" else box   # the transforms' box
 
     if args.form == "transforms":
         # The boxes of every frame (and PIV's templates), made once outside the timing; their
         # values do not change a transform's time.
         pairs = len(at)
-        images = cp.random.random((args.frames * pairs, box, box), dtype=cp.float32) * top
-        templates = cp.random.random((args.frames * pairs, box, box), dtype=cp.float32) * top if per_frame else None
+        images = cp.random.random((args.frames * pairs, side, side), dtype=cp.float32) * top
+        templates = cp.random.random((args.frames * pairs, side, side), dtype=cp.float32) * top if per_frame else None
         spectra = cp.fft.rfft2(images)
 
         def body():
             cp.fft.rfft2(images)
             if per_frame:
                 cp.fft.rfft2(templates)
-            cp.fft.irfft2(spectra, s=(box, box))
+            cp.fft.irfft2(spectra, s=(side, side))
 
         median, least, most = timed(cp, args.repeats, args.frames, body)
     else:
-        side = n if args.form == "circular" else box
         frames = cp.asarray(rng.integers(0, top, size=(args.frames + 1, *frame)).astype(dtype))
         oy = cp.asarray([a[0] for a in at])[:, None, None] + cp.arange(n)[None, :, None]
         ox = cp.asarray([a[1] for a in at])[:, None, None] + cp.arange(n)[None, None, :]
@@ -118,7 +118,7 @@ def main():
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     print(json.dumps({
         "bench": "cupy.batch", "problem": args.problem, "form": args.form, "subregions": len(at), "size": n,
-        "box": n if args.form == "circular" else box,
+        "box": side,
         "frames": args.frames, "seconds": {"median": median, "min": least, "max": most},
         "repeats": args.repeats, "frames_per_second": 1 / median,
         "machine": {"gpu": name}, "versions": {"cupy": cp.__version__},
